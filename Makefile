@@ -1,0 +1,42 @@
+# ngc-builder: `make release` builds, validates and pushes the current release to the local
+# registry; `make test` runs the tests. Both set up what they need on a fresh Debian machine.
+PYTHON  ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+RELEASE ?= releases/26.11.yaml
+PYTEST_ARGS ?=
+
+.PHONY: all setup engine test unit integration lint release clean-state help
+
+all: test
+
+$(BIN)/ngc-builder: pyproject.toml
+	bash ci/setup-host.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/ngc-builder ## Python venv with ngc-builder and the dev tools
+
+engine: ## a Docker engine and a registry on 127.0.0.1:5000 (installed and started if needed)
+	bash ci/setup-engine.sh
+
+test: setup engine ## unit + integration tests (real engine, real registry)
+	$(BIN)/python -m pytest -m "unit or integration" $(PYTEST_ARGS)
+
+unit: setup ## fast tests, no engine
+	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
+
+integration: setup engine ## tests against the real engine and registry
+	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+lint: setup ## ruff + mypy
+	$(BIN)/ruff check ngc_builder tests frameworks bench
+	$(BIN)/mypy ngc_builder
+
+release: setup engine ## build, validate and push $(RELEASE) to the local registry
+	$(BIN)/ngc-builder release $(RELEASE)
+
+help:
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'

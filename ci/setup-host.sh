@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Host tools ngc-builder needs on a fresh Debian/Ubuntu machine: Python with venv,
+# debootstrap (to bootstrap OS bases), tar, curl and git. Does nothing when all are there.
+set -euo pipefail
+
+missing=()
+python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3 python3-venv)
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v curl >/dev/null || missing+=(curl)
+command -v git >/dev/null || missing+=(git)
+command -v tar >/dev/null || missing+=(tar)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "setup-host: please install: ${missing[*]} (needs root on Debian/Ubuntu)" >&2
+    exit 1
+fi
+echo "setup-host: installing ${missing[*]}"
+apt-get update -q
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,207 @@
+"""JAX validation probe, loaded by the ngc runner from ``/opt/ngc/probes/jax.py``.
+
+Only stdlib, jax and numpy: the runner hands us ``suite`` and ``ctx`` so we never import it.
+JAX is imported inside each check, so a broken install fails ``framework.import`` (reported)
+instead of making this file unloadable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+IMPORT_NAME = "jax"
+SEED = 0
+BF16_TOLERANCE = 2e-2  # max |err| / max |ref|; bf16 keeps 8 significant bits (~0.4 %/element)
+F32_GPU_TOLERANCE = 1e-2  # f32 GPU matmul may run in TF32 (10-bit mantissa) by default
+CONV_TOLERANCE = 1e-4  # both sides at Precision.HIGHEST: only summation order differs
+LOSS_DROP = 0.5  # the final loss must be below this fraction of the first
+
+
+def register(suite: Any) -> None:
+    suite.check("jax.train_cpu", tier="T2")(train_cpu)
+    suite.check("jax.bf16_matmul", tier="T2")(bf16_matmul)
+    suite.check("jax.gpu.tensor_op", tier="T2", needs_gpu=True)(gpu_tensor_op)
+    suite.check("jax.gpu.conv", tier="T2", needs_gpu=True)(gpu_conv)
+    suite.check("jax.gpu.amp_step", tier="T2", needs_gpu=True)(gpu_amp_step)
+
+
+def rel_error(actual: Any, reference: Any) -> float:
+    import numpy as np
+
+    ref = np.asarray(reference, dtype=np.float64)
+    diff = np.abs(np.asarray(actual, dtype=np.float64) - ref)
+    return float(diff.max() / max(float(np.abs(ref).max()), 1e-30))
+
+
+def regression_data(features: int = 8, samples: int = 64) -> tuple[Any, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((samples, features)).astype(np.float32)
+    w = rng.standard_normal((features, 1)).astype(np.float32)
+    return x, (x @ w + 0.01 * rng.standard_normal((samples, 1))).astype(np.float32)
+
+
+def mlp_params(features: int, hidden: int = 16) -> dict[str, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(SEED + 1)
+    return {
+        "w1": (rng.standard_normal((features, hidden)) / np.sqrt(features)).astype(np.float32),
+        "b1": np.zeros(hidden, np.float32),
+        "w2": (rng.standard_normal((hidden, 1)) / np.sqrt(hidden)).astype(np.float32),
+    }
+
+
+def mse(params: dict[str, Any], x: Any, y: Any, dtype: Any = None) -> Any:
+    """MLP regression loss; with ``dtype`` the forward pass runs in it (mixed precision)."""
+    import jax
+    import jax.numpy as jnp
+
+    if dtype is not None:
+        params = jax.tree_util.tree_map(lambda p: p.astype(dtype), params)
+        x = x.astype(dtype)
+    hidden = jax.nn.relu(x @ params["w1"] + params["b1"])
+    prediction = (hidden @ params["w2"]).astype(jnp.float32)
+    return jnp.mean((prediction - y) ** 2)
+
+
+def train(ctx: Any, device: Any, steps: int = 30, dtype: Any = None, lr: float = 0.05) -> str:
+    """A few jitted SGD steps on ``device``; the loss must fall."""
+    import jax
+
+    x, y = (jax.device_put(a, device) for a in regression_data())
+    params = jax.device_put(mlp_params(x.shape[1]), device)
+    grad = jax.jit(jax.value_and_grad(lambda p: mse(p, x, y, dtype)))
+    first, last = None, None
+    for _ in range(steps):
+        loss, grads = grad(params)
+        params = jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
+        first = float(loss) if first is None else first
+        last = float(loss)
+    ctx.evidence("platform", sorted(d.platform for d in loss.devices()))
+    ctx.evidence("loss_first", first)
+    ctx.evidence("loss_last", last)
+    if first is None or last is None or not last < LOSS_DROP * first:
+        ctx.fail(f"loss did not fall below {LOSS_DROP} x start: {first} -> {last}")
+    return f"loss {first:.4f} -> {last:.4f} in {steps} steps on {device.platform}"
+
+
+def select_platform(ctx: Any) -> None:
+    """On a host with no GPU, ask JAX for its CPU platform before any backend starts.
+
+    Left to discover plugins on its own, JAX 0.12's CUDA 13 plugin segfaults in its CUPTI
+    version probe when no NVIDIA driver is loaded: users of the image on a CPU-only machine
+    must set JAX_PLATFORMS=cpu, and so does this probe. With a GPU expected nothing is
+    forced, so the CUDA plugin is exercised by the GPU checks.
+    """
+    import jax
+
+    if not ctx.gpu_expected:
+        jax.config.update("jax_platforms", "cpu")
+        ctx.evidence("jax_platforms", "cpu (no GPU expected)")
+
+
+def train_cpu(ctx: Any) -> str:
+    import jax
+
+    select_platform(ctx)
+    return train(ctx, jax.devices("cpu")[0])
+
+
+def bf16_matmul(ctx: Any) -> str:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    select_platform(ctx)
+
+    rng = np.random.default_rng(SEED)
+    a, b = rng.standard_normal((2, 64, 64))
+    cpu = jax.devices("cpu")[0]
+    out = jnp.matmul(
+        jax.device_put(a.astype(np.float32), cpu).astype(jnp.bfloat16),
+        jax.device_put(b.astype(np.float32), cpu).astype(jnp.bfloat16),
+    )
+    return compare(ctx, "bf16 matmul", out, a @ b, BF16_TOLERANCE, str(out.dtype))
+
+
+def compare(
+    ctx: Any, what: str, actual: Any, reference: Any, tolerance: float, detail: str = ""
+) -> str:
+    error = rel_error(actual, reference)
+    ctx.evidence("rel_error", error)
+    ctx.evidence("tolerance", tolerance)
+    if not error <= tolerance:  # written so that NaN fails too
+        ctx.fail(f"{what}: max error {error:.3g} of max |ref| exceeds {tolerance:g}")
+    return f"{what} {detail} max rel error {error:.2e} <= {tolerance:g}".replace("  ", " ")
+
+
+def gpu_device(ctx: Any) -> Any:
+    """The first GPU; a GPU was expected, so seeing none is a CPU fallback, never a skip."""
+    import jax
+
+    try:
+        devices = jax.devices("gpu")
+    except RuntimeError as exc:  # jax raises when no GPU backend initialised; say why
+        ctx.evidence("default_devices", [str(d) for d in jax.devices()])
+        ctx.cpu_fallback(f"jax has no GPU backend: {exc}")
+    if not devices:
+        ctx.cpu_fallback(f"jax.devices() = {jax.devices()}")
+    ctx.evidence("device", f"{devices[0]} ({devices[0].device_kind})")
+    return devices[0]
+
+
+def gpu_tensor_op(ctx: Any) -> str:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    device = gpu_device(ctx)
+    rng = np.random.default_rng(SEED)
+    a, b = rng.standard_normal((2, 512, 512))
+    out = jnp.matmul(
+        jax.device_put(a.astype(np.float32), device), jax.device_put(b.astype(np.float32), device)
+    )
+    platforms = sorted(d.platform for d in out.devices())
+    if platforms != ["gpu"]:
+        ctx.cpu_fallback(f"matmul result lives on {platforms}")
+    return compare(ctx, "f32 matmul on " + str(device), out, a @ b, F32_GPU_TOLERANCE)
+
+
+def conv(x: Any, w: Any) -> Any:
+    """A padded, dilated 2D convolution (NCHW/OIHW); cuDNN runs it on GPU."""
+    from jax import lax
+
+    return lax.conv_general_dilated(
+        x,
+        w,
+        window_strides=(1, 1),
+        padding="SAME",
+        rhs_dilation=(2, 2),
+        dimension_numbers=("NCHW", "OIHW", "NCHW"),
+        precision=lax.Precision.HIGHEST,
+    )
+
+
+def gpu_conv(ctx: Any) -> str:
+    import jax
+    import numpy as np
+
+    device = gpu_device(ctx)
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((4, 3, 32, 32)).astype(np.float32)
+    w = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    on_gpu = conv(jax.device_put(x, device), jax.device_put(w, device))
+    cpu = jax.devices("cpu")[0]
+    on_cpu = conv(jax.device_put(x, cpu), jax.device_put(w, cpu))
+    return compare(
+        ctx, "dilated conv GPU vs CPU", np.asarray(on_gpu), np.asarray(on_cpu), CONV_TOLERANCE
+    )
+
+
+def gpu_amp_step(ctx: Any) -> str:
+    import jax.numpy as jnp
+
+    # bf16 forward with f32 master weights and loss: bf16's f32-sized exponent needs no scaling.
+    return train(ctx, gpu_device(ctx), dtype=jnp.bfloat16)

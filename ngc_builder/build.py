@@ -1,0 +1,81 @@
+"""Stage 4, build: one image through the engine's streamed build API."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+import requests
+
+from .errors import StepError
+from .plan import ImageSpec
+from .render import RenderedImage
+from .streams import LineSink, StreamError, consume_build
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    image_id: str
+    seconds: float
+    size_bytes: int
+
+
+def content_key(rendered: RenderedImage, parent_id: str) -> str:
+    """Dockerfile + context + the parent's exact image: equal keys build equal images."""
+    return hashlib.sha256(f"{rendered.digest()}|{parent_id}".encode()).hexdigest()
+
+
+def build_labels(spec: ImageSpec, created: str, revision: str, source: str) -> dict[str, str]:
+    return {
+        **spec.labels,
+        "org.opencontainers.image.created": created,
+        "org.opencontainers.image.revision": revision,
+        "org.opencontainers.image.source": source,
+    }
+
+
+def project_revision(root: Path) -> str:
+    head = _git(root, "rev-parse", "HEAD")
+    if head is None:
+        return "unknown"
+    dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
+    return f"{head}-dirty" if dirty else head
+
+
+def project_source(root: Path, configured: str | None) -> str:
+    return configured or _git(root, "remote", "get-url", "origin") or "unknown"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                              text=True, check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def build_image(
+    client: Any, rendered: RenderedImage, context_dir: Path, labels: dict[str, str],
+    sink: LineSink,
+) -> BuildOutcome:
+    """Build `context_dir` as the candidate's local ref; StepError names image and error."""
+    spec = rendered.spec
+    started = time.monotonic()
+    try:
+        stream = client.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
+                                  rm=True, forcerm=True, pull=False, decode=True)
+        image_id = consume_build(stream, sink)
+    except StreamError as exc:
+        raise StepError(spec.name, "build", str(exc)) from None
+    except docker.errors.APIError as exc:
+        raise StepError(spec.name, "build", str(exc.explanation or exc)) from None
+    except (docker.errors.DockerException, requests.RequestException) as exc:
+        raise StepError(spec.name, "build", f"{exc.__class__.__name__}: {exc}") from None
+    size = int(client.api.inspect_image(image_id)["Size"])
+    return BuildOutcome(image_id, time.monotonic() - started, size)

@@ -1,0 +1,132 @@
+"""`ngc-builder`: parses options and dispatches to one command function each."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .commands import (
+    check_command,
+    guarded,
+    plan_command,
+    release_command,
+    render_command,
+)
+from .hostmode import validate_host_command, validate_image_command
+from .release import ReleaseOptions
+
+MANIFEST = click.argument("manifest", type=click.Path(path_type=Path))
+ROOT = click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
+                    help="Project folder with frameworks/, base-images/, templates/ "
+                         "(default: the manifest's folder's parent).")
+JSON = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+REGISTRY = click.option("--registry", default=None,
+                        help="Push to this registry (host[:port][/namespace]) instead of the "
+                             "manifest's.")
+CA_BUNDLE = click.option("--ca-bundle", type=click.Path(path_type=Path), default=None,
+                         envvar="NGC_CA_BUNDLE",
+                         help="CA bundle injected into images for pip/requests/SSL "
+                              "[env NGC_CA_BUNDLE; default: the host's system bundle].")
+OFFLINE = click.option("--offline", is_flag=True,
+                       help="Skip the stack check (it reads wheel metadata from the index).")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ngc-builder")
+def main() -> None:
+    """Build, validate and publish NGC-style deep learning containers from a release manifest.
+
+    \b
+    Exit codes: 0 success, 1 a failed image or check, 2 bad input.
+    """
+
+
+@main.command()
+@MANIFEST
+@ROOT
+@OFFLINE
+@JSON
+def check(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> None:
+    """Check a release manifest and its stacks; print every problem as file:line: field."""
+    sys.exit(guarded(lambda: check_command(manifest, root, offline, as_json)))
+
+
+@main.command()
+@MANIFEST
+@ROOT
+@REGISTRY
+@JSON
+def plan(manifest: Path, root: Path | None, registry: str | None, as_json: bool) -> None:
+    """Show the image DAG: what is built FROM what and where it is pushed."""
+    sys.exit(guarded(lambda: plan_command(manifest, root, registry, as_json)))
+
+
+@main.command()
+@MANIFEST
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Folder for one Dockerfile + build context per image.")
+@ROOT
+@CA_BUNDLE
+@OFFLINE
+@JSON
+def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None, offline: bool,
+           as_json: bool) -> None:
+    """Render Dockerfiles and build contexts (byte-identical for the same input)."""
+    options = ReleaseOptions(manifest, root, ca_bundle=ca_bundle, stack_check=not offline)
+    sys.exit(guarded(lambda: render_command(options, out, as_json)))
+
+
+@main.command()
+@MANIFEST
+@click.option("--only", multiple=True, help="Only this image (and what it is built on).")
+@REGISTRY
+@click.option("--no-push", is_flag=True, help="Build and validate, push nothing.")
+@CA_BUNDLE
+@ROOT
+@click.option("--build-dir", type=click.Path(path_type=Path), default=Path("build"),
+              show_default=True, help="Where contexts, logs, reports and the record go.")
+@click.option("--os-source", type=click.Choice(["auto", "pull", "bootstrap"]), default="auto",
+              show_default=True, help="How to get the OS base: pull it, or debootstrap it.")
+@OFFLINE
+@click.option("--quiet", is_flag=True, help="Do not echo build logs (they are still saved).")
+@JSON
+def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
+            ca_bundle: Path | None, root: Path | None, build_dir: Path, os_source: str,
+            offline: bool, quiet: bool, as_json: bool) -> None:
+    """Build, validate, tag and push a release; end with a summary table."""
+    options = ReleaseOptions(
+        manifest, root, list(only), registry, not no_push, ca_bundle, build_dir,
+        os_source, not offline, not quiet, as_json)  # type: ignore[arg-type]
+    sys.exit(guarded(lambda: release_command(options)))
+
+
+@main.command()
+@click.argument("image", required=False)
+@click.option("--host", is_flag=True, help="Validate this Python environment, not an image.")
+@click.option("--framework", default=None, help="With --host: the framework probe to run.")
+@click.option("--version", "version", default=None,
+              help="With --host: the framework version expected (default: installed).")
+@click.option("--release", "manifest", type=click.Path(path_type=Path), default=None,
+              help="Release manifest whose labels the image must carry.")
+@click.option("--root", type=click.Path(path_type=Path), default=Path("."), show_default=True,
+              help="With --host: the project folder holding frameworks/.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("build/validate"),
+              show_default=True, help="Folder for the JSON report and JUnit XML.")
+@click.option("--junit", type=click.Path(path_type=Path), default=None,
+              help="Also write JUnit XML here.")
+@JSON
+def validate(image: str | None, host: bool, framework: str | None, version: str | None,
+             manifest: Path | None, root: Path, out: Path, junit: Path | None,
+             as_json: bool) -> None:
+    """Validate IMAGE inside a container, or this host with --host --framework NAME."""
+    if host == (image is not None) or (host and framework is None):
+        raise click.UsageError("give IMAGE, or --host with --framework NAME")
+    if host:
+        assert framework is not None
+        sys.exit(guarded(lambda: validate_host_command(root, framework, version, junit,
+                                                       as_json)))
+    assert image is not None
+    sys.exit(guarded(lambda: validate_image_command(image, manifest, out, junit, as_json)))

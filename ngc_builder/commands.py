@@ -1,0 +1,77 @@
+"""One typed function per CLI command; each returns the process exit code.
+
+0 success, 1 a failed image or check, 2 bad input. Errors become one line each.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import EngineError, InputError, StepError
+from .manifest import load_release
+from .plan import plan_release
+from .release import ReleaseOptions, prepare, run_release
+from .stackcheck import check_stacks
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+
+
+def guarded(action: Callable[[], int]) -> int:
+    """Run a command; turn the errors users cause or meet into lines and exit codes."""
+    try:
+        return action()
+    except InputError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return EXIT_INPUT
+    except (StepError, EngineError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("interrupted: the release record keeps what was finished", file=sys.stderr)
+        return 130
+
+
+def check_command(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> int:
+    loaded = load_release(manifest, root)
+    if not offline:
+        check_stacks(loaded)
+    images = [image.name for image in plan_release(loaded).images]
+    if as_json:
+        print(json.dumps({"release": loaded.release.release, "ok": True, "images": images}))
+    else:
+        stacks = "stack check skipped (--offline)" if offline else "stacks match"
+        print(f"{manifest}: ok: release {loaded.release.release}, {stacks}, "
+              f"images: {', '.join(images)}")
+    return EXIT_OK
+
+
+def plan_command(manifest: Path, root: Path | None, registry: str | None, as_json: bool) -> int:
+    plan = plan_release(load_release(manifest, root), registry)
+    rows = [{"image": i.name, "kind": i.kind, "parent": i.parent or plan.os_ref,
+             "push": i.remote_ref(plan.registry)} for i in plan.images]
+    if as_json:
+        print(json.dumps({"release": plan.release, "registry": plan.registry, "images": rows},
+                         indent=2))
+    else:
+        for row in rows:
+            print(f"{row['image']:<16} FROM {row['parent']:<32} -> {row['push']}")
+    return EXIT_OK
+
+
+def render_command(options: ReleaseOptions, out: Path, as_json: bool) -> int:
+    _, _, rendered = prepare(options)
+    written = [str(image.write(out)) for image in rendered]
+    if as_json:
+        print(json.dumps({"written": written}))
+    else:
+        for folder in written:
+            print(f"wrote {folder}/Dockerfile")
+    return EXIT_OK
+
+
+def release_command(options: ReleaseOptions) -> int:
+    return run_release(options)

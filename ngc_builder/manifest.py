@@ -1,0 +1,174 @@
+"""Stage 1, check: load a release manifest with its OS base and frameworks, and report
+every problem as `file:line: field: message`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from packaging.specifiers import SpecifierSet
+from pydantic import BaseModel, ValidationError
+
+from .errors import InputError, Problem
+from .models import BaseImage, Framework, ImageEntry, Release
+from .yamlsrc import SourceMap, load_yaml
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+RESERVED_NAMES = ("base",)
+
+
+@dataclass(frozen=True)
+class FrameworkDef:
+    """A framework folder: its definition plus the files that make its layer."""
+
+    spec: Framework
+    folder: Path
+    layer_template: Path
+    probe: Path
+
+
+@dataclass(frozen=True)
+class LoadedRelease:
+    """Everything a release needs, checked and cross-referenced."""
+
+    release: Release
+    base: BaseImage
+    frameworks: dict[str, FrameworkDef]
+    manifest: Path
+    root: Path
+    source: SourceMap
+
+
+def default_root(manifest: Path) -> Path:
+    """The project folder holding releases/, frameworks/, base-images/ and templates/."""
+    return manifest.resolve().parent.parent
+
+
+def load_release(manifest: Path, root: Path | None = None) -> LoadedRelease:
+    """Load and check a release; raise InputError listing every problem found."""
+    root = root or default_root(manifest)
+    release, source = _load_model(manifest, Release, _display(manifest, root))
+    problems: list[Problem] = []
+    base = _load_part(root / "base-images" / f"{release.base}.yaml", BaseImage, root, problems)
+    if base is None and not (root / "base-images" / f"{release.base}.yaml").exists():
+        problems.append(source.problem(("base",), f"no base-images/{release.base}.yaml"))
+    frameworks = _load_frameworks(release, source, root, problems)
+    if base is not None:
+        problems += _cross_check(release, base, frameworks, source)
+    if problems:
+        raise InputError(problems)
+    assert base is not None
+    return LoadedRelease(release, base, frameworks, manifest.resolve(), root, source)
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _load_model(path: Path, model: type[ModelT], display: str) -> tuple[ModelT, SourceMap]:
+    data, source = load_yaml(path, display)
+    if not isinstance(data, dict):
+        raise InputError([source.problem((), "expected a mapping of fields")])
+    try:
+        return model.model_validate(data), source
+    except ValidationError as exc:
+        raise InputError([_to_problem(error, source) for error in exc.errors()]) from None
+
+
+def _to_problem(error: Any, source: SourceMap) -> Problem:
+    loc = tuple(part for part in error["loc"] if not str(part).startswith("function-after"))
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "extra_forbidden":
+        message = "unknown field"
+    elif error["type"] == "string_type" and isinstance(error.get("input"), int | float):
+        message = f"write it as a quoted string (YAML read {error['input']!r} as a number)"
+    return source.problem(loc, message)
+
+
+def _load_part(
+    path: Path, model: type[ModelT], root: Path, problems: list[Problem]
+) -> ModelT | None:
+    if not path.exists():
+        return None
+    try:
+        return _load_model(path, model, _display(path, root))[0]
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None
+
+
+def _load_frameworks(
+    release: Release, source: SourceMap, root: Path, problems: list[Problem]
+) -> dict[str, FrameworkDef]:
+    found: dict[str, FrameworkDef] = {}
+    for index, image in enumerate(release.images):
+        if image.framework in found:
+            continue
+        loaded = _load_framework(root / "frameworks" / image.framework, root, problems)
+        if loaded is None:
+            problems.append(source.problem(("images", index, "framework"),
+                                           f"no complete frameworks/{image.framework}/ folder"))
+        else:
+            found[image.framework] = loaded
+    return found
+
+
+def _load_framework(folder: Path, root: Path, problems: list[Problem]) -> FrameworkDef | None:
+    files = [folder / "framework.yaml", folder / "layer.Dockerfile.j2", folder / "probe.py"]
+    if not all(f.is_file() for f in files):
+        return None
+    spec = _load_part(files[0], Framework, root, problems)
+    if spec is None:
+        return None
+    if spec.name != folder.name:
+        problems.append(Problem(_display(files[0], root), 1, "name",
+                                f"{spec.name!r} differs from its folder {folder.name!r}"))
+    return FrameworkDef(spec, folder, files[1], files[2])
+
+
+def _cross_check(
+    release: Release, base: BaseImage, frameworks: dict[str, FrameworkDef], source: SourceMap
+) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for index, image in enumerate(release.images):
+        where = ("images", index)
+        name = image.image_name
+        if name in seen or name in RESERVED_NAMES or name.startswith("cuda-"):
+            problems.append(source.problem((*where, "name"), f"image name {name!r} is taken"))
+        seen.add(name)
+        framework = frameworks.get(image.framework)
+        if framework is not None:
+            problems += _check_image(release, base, image, framework.spec, where, source)
+    return problems
+
+
+def _check_image(
+    release: Release,
+    base: BaseImage,
+    image: ImageEntry,
+    framework: Framework,
+    where: tuple[str | int, ...],
+    source: SourceMap,
+) -> list[Problem]:
+    problems: list[Problem] = []
+    stack = release.cuda_stacks.get(image.stack)
+    if stack is None:
+        problems.append(source.problem((*where, "stack"), f"no cuda_stacks.{image.stack}"))
+    elif framework.cuda_major is not None and stack.cuda_major != framework.cuda_major:
+        problems.append(source.problem((*where, "stack"), (
+            f"{framework.name} needs CUDA {framework.cuda_major}, "
+            f"stack {image.stack} is CUDA {stack.cuda}")))
+    if image.variant not in framework.requirements:
+        problems.append(source.problem((*where, "variant"), (
+            f"{framework.name} has no variant {image.variant!r} "
+            f"(has: {', '.join(sorted(framework.requirements))})")))
+    if base.python not in SpecifierSet(framework.python):
+        problems.append(source.problem((*where, "framework"), (
+            f"{framework.name} needs Python {framework.python}, "
+            f"base {base.name} has {base.python}")))
+    return problems

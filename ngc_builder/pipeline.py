@@ -1,0 +1,200 @@
+"""The release pipeline: for each image in DAG order, build -> validate -> push.
+
+An image whose build or validation failed is never tagged for the registry; images built
+on it are blocked; its siblings carry on. Every step lands in the release record at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .build import BuildOutcome, build_image, build_labels, content_key
+from .errors import StepError
+from .plan import ImageSpec, ReleasePlan
+from .publish import publish_image
+from .record import ImageRecord, ReleaseRecord, now, save_record
+from .registry import RegistryError, manifest_digest
+from .render import RenderedImage
+from .ui import Ui
+from .validate import validate_image
+
+
+@dataclass
+class Run:
+    """One run of the pipeline: its inputs, the engine, and the record it keeps."""
+
+    client: Any
+    plan: ReleasePlan
+    rendered: dict[str, RenderedImage]
+    context_dir: Path
+    report_dir: Path
+    record: ReleaseRecord
+    record_file: Path
+    os_image_id: str
+    revision: str
+    source: str
+    gpu_mode: str
+    push: bool
+    ui: Ui
+
+    def save(self) -> None:
+        save_record(self.record, self.record_file)
+
+
+def run_images(run: Run, images: list[ImageSpec]) -> None:
+    for spec in images:
+        record = run.record.images.get(spec.name) or ImageRecord(
+            name=spec.name, kind=spec.kind, parent=spec.parent)
+        run.record.images[spec.name] = record
+        try:
+            _process(run, spec, record)
+        except StepError as exc:
+            run.ui.problem(spec.name, f"{exc.step}: {exc.message}")
+        finally:
+            run.save()
+    run.record.finished = now()
+    run.save()
+
+
+def _process(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
+    parent_id = _parent_image(run, spec)
+    if parent_id is None:
+        _block(record, f"{spec.parent} did not pass")
+        raise StepError(spec.name, "build", f"blocked: parent {spec.parent} did not pass")
+    _build(run, spec, record, parent_id)
+    _validate(run, spec, record)
+    if run.push:
+        _push(run, spec, record)
+    else:
+        record.push.status = "skipped"
+        record.push.error = "--no-push"
+
+
+def _parent_image(run: Run, spec: ImageSpec) -> str | None:
+    if spec.parent is None:
+        return run.os_image_id
+    parent = run.record.images.get(spec.parent)
+    # A failed push of the parent does not block children: they still build and validate,
+    # and their own push fails (loudly) while the registry is down.
+    if parent is None or parent.build.status != "ok" or parent.validation.verdict != "pass":
+        return None
+    return parent.build.image_id
+
+
+def _block(record: ImageRecord, reason: str) -> None:
+    for step in (record.build, record.validation, record.push):
+        step.status = "blocked"
+        step.error = reason
+
+
+def _build(run: Run, spec: ImageSpec, record: ImageRecord, parent_id: str) -> None:
+    key = content_key(run.rendered[spec.name], parent_id)
+    if _reusable(run, record, key):
+        run.ui.step(spec.name, f"unchanged (key {key[:12]}), reusing {record.build.image_id}")
+        record.build.reused = True
+        return
+    created = now()
+    labels = build_labels(spec, created, run.revision, run.source)
+    record.labels = labels
+    record.build = record.build.model_copy(update={
+        "status": "pending", "key": key, "created": created, "error": None, "reused": False,
+        "log": str(run.ui.log_path(spec.name))})
+    record.validation = type(record.validation)()
+    record.push = type(record.push)()
+    rendered = run.rendered[spec.name]
+    run.ui.step(spec.name, f"building {rendered.local_ref}")
+    try:
+        outcome = build_image(run.client, rendered, run.context_dir / spec.name, labels,
+                              run.ui.sink(spec.name))
+    except StepError as exc:
+        record.build.status, record.build.error = "failed", exc.message
+        _block_after_build(record, "build failed")
+        raise
+    _record_build(record, outcome)
+    run.save()
+
+
+def _reusable(run: Run, record: ImageRecord, key: str) -> bool:
+    build = record.build
+    if build.status != "ok" or build.key != key or build.image_id is None:
+        return False
+    try:
+        run.client.api.inspect_image(build.image_id)
+    except Exception:
+        return False
+    return True
+
+
+def _record_build(record: ImageRecord, outcome: BuildOutcome) -> None:
+    record.build.status = "ok"
+    record.build.image_id = outcome.image_id
+    record.build.seconds = round(outcome.seconds, 1)
+    record.build.size_bytes = outcome.size_bytes
+
+
+def _block_after_build(record: ImageRecord, reason: str) -> None:
+    for step in (record.validation, record.push):
+        step.status, step.error = "blocked", reason
+
+
+def _validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
+    image_id = record.build.image_id
+    assert image_id is not None
+    if record.validation.verdict == "pass" and record.validation.image_id == image_id:
+        run.ui.step(spec.name, "validation already passed for this image")
+        record.validation.reused = True
+        return
+    run.ui.step(spec.name, f"validating (GPU: {run.gpu_mode})")
+    try:
+        outcome = validate_image(run.client, image_id, record.labels, run.gpu_mode,
+                                 run.report_dir, spec.name)
+    except StepError as exc:
+        record.validation.status, record.validation.error = "failed", exc.message
+        record.push.status, record.push.error = "blocked", "validation failed"
+        raise
+    report = outcome.report
+    record.validation = record.validation.model_copy(update={
+        "status": "ok" if report.verdict == "pass" else "failed", "verdict": report.verdict,
+        "image_id": image_id, "summary": report.summary, "reused": False,
+        "failed_checks": [c.id for c in report.failed()], "report": str(outcome.json_path),
+        "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "error": None})
+    for check in report.checks:
+        run.ui.line(spec.name, f"{check.status:4} {check.tier} {check.id}: {check.message}")
+    if report.verdict != "pass":
+        record.push.status, record.push.error = "blocked", "validation failed"
+        failed = ", ".join(check.id for check in report.failed())
+        raise StepError(spec.name, "validate", f"failed: {failed}")
+
+
+def _push(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
+    image_id = record.build.image_id
+    assert image_id is not None
+    ref = spec.remote_ref(run.plan.registry)
+    if _already_pushed(run, spec, record, ref, image_id):
+        run.ui.step(spec.name, f"{ref} already holds {record.push.digest}")
+        record.push.reused = True
+        return
+    run.ui.step(spec.name, f"pushing {ref}")
+    try:
+        outcome = publish_image(run.client, spec, image_id, run.plan.registry,
+                                run.ui.sink(spec.name))
+    except StepError as exc:
+        record.push.status, record.push.error = "failed", exc.message
+        raise
+    record.push = record.push.model_copy(update={
+        "status": "ok", "ref": outcome.ref, "digest": outcome.digest, "image_id": image_id,
+        "seconds": round(outcome.seconds, 1), "error": None, "reused": False})
+
+
+def _already_pushed(
+    run: Run, spec: ImageSpec, record: ImageRecord, ref: str, image_id: str
+) -> bool:
+    push = record.push
+    if push.status != "ok" or push.ref != ref or push.image_id != image_id or not push.digest:
+        return False
+    try:
+        return manifest_digest(run.plan.registry, spec.name, spec.tag) == push.digest
+    except RegistryError:
+        return False

@@ -1,0 +1,96 @@
+"""The release record, `build/<release>/release.json`: what happened to each image.
+
+Written after every step (atomically), so an interrupted run resumes where it stopped and
+reports are made from records, not from memory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+StepStatus = Literal["pending", "ok", "failed", "skipped", "blocked"]
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+class BuildRecord(BaseModel):
+    status: StepStatus = "pending"
+    key: str | None = None
+    image_id: str | None = None
+    created: str | None = None
+    seconds: float | None = None
+    size_bytes: int | None = None
+    error: str | None = None
+    log: str | None = None
+    reused: bool = False
+
+
+class ValidationRecord(BaseModel):
+    status: StepStatus = "pending"
+    verdict: str | None = None
+    image_id: str | None = None
+    summary: dict[str, int] = Field(default_factory=dict)
+    failed_checks: list[str] = Field(default_factory=list)
+    report: str | None = None
+    junit: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+    reused: bool = False
+
+
+class PushRecord(BaseModel):
+    status: StepStatus = "pending"
+    ref: str | None = None
+    digest: str | None = None
+    image_id: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+    reused: bool = False
+
+
+class ImageRecord(BaseModel):
+    name: str
+    kind: str
+    parent: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    build: BuildRecord = Field(default_factory=BuildRecord)
+    validation: ValidationRecord = Field(default_factory=ValidationRecord)
+    push: PushRecord = Field(default_factory=PushRecord)
+
+    @property
+    def failed(self) -> bool:
+        steps = (self.build.status, self.validation.status, self.push.status)
+        return "failed" in steps or "blocked" in steps
+
+
+class ReleaseRecord(BaseModel):
+    release: str
+    registry: str
+    manifest: str
+    started: str = Field(default_factory=now)
+    finished: str | None = None
+    images: dict[str, ImageRecord] = Field(default_factory=dict)
+
+
+def record_path(build_dir: Path, release: str) -> Path:
+    return build_dir / release / "release.json"
+
+
+def load_record(path: Path) -> ReleaseRecord | None:
+    if not path.exists():
+        return None
+    return ReleaseRecord.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def save_record(record: ReleaseRecord, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_suffix(".json.tmp")
+    scratch.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    os.replace(scratch, path)

@@ -1,0 +1,74 @@
+"""The registry's HTTP API v2, read directly: what is there, at which digest."""
+
+from __future__ import annotations
+
+import os
+
+import requests
+
+MANIFEST_TYPES = ", ".join([
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.oci.image.index.v1+json",
+])
+TIMEOUT = 30
+
+
+class RegistryError(Exception):
+    """The registry could not be reached or answered with an error."""
+
+
+def split_registry(registry: str) -> tuple[str, str]:
+    """'host:5000/team' -> ('host:5000', 'team/')."""
+    host, _, namespace = registry.partition("/")
+    return host, f"{namespace}/" if namespace else ""
+
+
+def base_url(host: str) -> str:
+    # Loopback registries speak plain HTTP (Docker treats them as insecure too).
+    hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    insecure = hostname in ("localhost", "127.0.0.1", "[::1]") or os.environ.get(
+        "NGC_REGISTRY_INSECURE") == "1"
+    return f"{'http' if insecure else 'https'}://{host}/v2"
+
+
+def manifest_digest(registry: str, name: str, tag: str) -> str | None:
+    """Digest the registry holds for name:tag (manifest HEAD), or None if absent."""
+    host, namespace = split_registry(registry)
+    url = f"{base_url(host)}/{namespace}{name}/manifests/{tag}"
+    response = _request("HEAD", url, {"Accept": MANIFEST_TYPES})
+    if response.status_code == 404:
+        return None
+    _raise_for(response, url)
+    return response.headers.get("Docker-Content-Digest")
+
+
+def list_tags(registry: str, name: str) -> list[str]:
+    host, namespace = split_registry(registry)
+    url = f"{base_url(host)}/{namespace}{name}/tags/list"
+    response = _request("GET", url, {})
+    if response.status_code == 404:
+        return []
+    _raise_for(response, url)
+    return list(response.json().get("tags") or [])
+
+
+def is_up(registry: str) -> bool:
+    host, _ = split_registry(registry)
+    try:
+        return _request("GET", f"{base_url(host)}/", {}).status_code in (200, 401)
+    except RegistryError:
+        return False
+
+
+def _request(method: str, url: str, headers: dict[str, str]) -> requests.Response:
+    try:
+        return requests.request(method, url, headers=headers, timeout=TIMEOUT)
+    except requests.RequestException as exc:
+        raise RegistryError(f"{url}: {exc.__class__.__name__}: {exc}") from None
+
+
+def _raise_for(response: requests.Response, url: str) -> None:
+    if response.status_code >= 400:
+        raise RegistryError(f"{url}: HTTP {response.status_code}")

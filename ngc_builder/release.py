@@ -1,0 +1,126 @@
+"""`release` and `build`: check -> plan -> render -> build -> validate -> push, with a
+record and a summary table."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from .build import project_revision, project_source
+from .engine import connect, gpu_mode
+from .errors import InputError, Problem
+from .manifest import LoadedRelease, load_release
+from .osbase import Strategy, ensure_os_image
+from .pipeline import Run, run_images
+from .plan import ReleasePlan, plan_release
+from .record import ImageRecord, ReleaseRecord, load_record, record_path
+from .render import RenderedImage, render_release
+from .stackcheck import check_stacks
+from .ui import Ui, summary_table
+
+SYSTEM_CA_BUNDLES = (
+    Path("/etc/ssl/certs/ca-certificates.crt"),  # Debian, Ubuntu
+    Path("/etc/pki/tls/certs/ca-bundle.crt"),  # Fedora, RHEL
+)
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    manifest: Path
+    root: Path | None = None
+    only: list[str] = field(default_factory=list)
+    registry: str | None = None
+    push: bool = True
+    ca_bundle: Path | None = None
+    build_dir: Path = Path("build")
+    os_strategy: Strategy = "auto"
+    stack_check: bool = True
+    show_logs: bool = True
+    as_json: bool = False
+
+
+def resolve_ca_bundle(option: Path | None) -> Path | None:
+    """--ca-bundle, else $NGC_CA_BUNDLE, else the host's system bundle when present."""
+    chosen = option or (Path(os.environ["NGC_CA_BUNDLE"]) if os.environ.get("NGC_CA_BUNDLE")
+                        else None)
+    if chosen is not None:
+        if not chosen.is_file():
+            raise InputError([Problem(str(chosen), 1, "ca-bundle", "no such file")])
+        return chosen
+    return next((path for path in SYSTEM_CA_BUNDLES if path.is_file()), None)
+
+
+def prepare(options: ReleaseOptions) -> tuple[LoadedRelease, ReleasePlan, list[RenderedImage]]:
+    """Everything that needs no engine: fails fast, before a single layer is built."""
+    loaded = load_release(options.manifest, options.root)
+    if options.registry is not None:
+        _check_registry_option(options.registry)
+    plan = plan_release(loaded, options.registry)
+    unknown = [name for name in options.only if name not in {i.name for i in plan.images}]
+    if unknown:
+        raise InputError([Problem("--only", 1, "only", f"no image named {unknown[0]!r}")])
+    if options.stack_check:
+        check_stacks(loaded)
+    return loaded, plan, render_release(loaded, plan, resolve_ca_bundle(options.ca_bundle))
+
+
+def _check_registry_option(registry: str) -> None:
+    from .models import REGISTRY_RE
+
+    if not REGISTRY_RE.fullmatch(registry):
+        raise InputError([Problem("--registry", 1, "registry",
+                                  f"{registry!r} is not host[:port][/namespace]")])
+
+
+def run_release(options: ReleaseOptions) -> int:
+    loaded, plan, rendered = prepare(options)
+    release_dir = options.build_dir / plan.release
+    context_dir = release_dir / "context"
+    for image in rendered:
+        image.write(context_dir)
+    ui = Ui(release_dir / "logs", show_logs=options.show_logs)
+    try:
+        record = _run(options, loaded, plan, rendered, ui, context_dir)
+    finally:
+        ui.close()
+    selected = [record.images[i.name] for i in plan.select(options.only) if i.name in record.images]
+    _report(record, selected, options.as_json)
+    return 1 if any(image.failed for image in selected) else 0
+
+
+def _run(
+    options: ReleaseOptions, loaded: LoadedRelease, plan: ReleasePlan,
+    rendered: list[RenderedImage], ui: Ui, context_dir: Path,
+) -> ReleaseRecord:
+    client = connect()
+    ui.step("os", f"ensuring {plan.os_ref} ({options.os_strategy})")
+    os_id = ensure_os_image(client, loaded.base, plan.os_ref, options.os_strategy, ui.sink("os"))
+    path = record_path(options.build_dir, plan.release)
+    record = _open_record(path, plan, loaded)
+    run = Run(client=client, plan=plan, rendered={r.spec.name: r for r in rendered},
+              context_dir=context_dir, report_dir=path.parent / "reports", record=record,
+              record_file=path, os_image_id=os_id, revision=project_revision(loaded.root),
+              source=project_source(loaded.root, loaded.release.source), gpu_mode=gpu_mode(),
+              push=options.push, ui=ui)
+    run_images(run, plan.select(options.only))
+    return record
+
+
+def _open_record(path: Path, plan: ReleasePlan, loaded: LoadedRelease) -> ReleaseRecord:
+    previous = load_record(path)
+    if previous is not None and previous.registry == plan.registry:
+        previous.finished = None
+        return previous
+    return ReleaseRecord(release=plan.release, registry=plan.registry,
+                         manifest=str(loaded.manifest))
+
+
+def _report(record: ReleaseRecord, selected: list[ImageRecord], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(record.model_dump(mode="json"), indent=2))
+    else:
+        Console().print(summary_table(record, selected))

@@ -1,0 +1,119 @@
+"""``framework.import`` / ``framework.version`` and loading the framework's probe file."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .suite import Check, Context, Suite, describe
+from .versions import versions_equal
+
+IMPORT = "framework.import"
+VERSION = "framework.version"
+
+
+@dataclass(slots=True)
+class Probe:
+    """A loaded probe: its checks, or why it could not be loaded."""
+
+    name: str
+    import_name: str
+    path: Path | None = None
+    checks: Suite = field(default_factory=Suite)
+    error: str | None = None
+
+
+def probe_path(probes_dir: Path, name: str) -> Path | None:
+    # Images flatten probes to <dir>/<name>.py; the repository keeps <dir>/<name>/probe.py.
+    for candidate in (probes_dir / f"{name}.py", probes_dir / name / "probe.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_probe(probes_dir: Path, name: str, default_import: str) -> Probe:
+    probe = Probe(name, default_import, probe_path(probes_dir, name))
+    if probe.path is None:
+        probe.error = f"probe {name!r} not found in {probes_dir}"
+        return probe
+    try:
+        module = _exec_file(probe.path, f"ngc_probe_{name.replace('-', '_')}")
+        probe.import_name = str(getattr(module, "IMPORT_NAME", default_import))
+        module.register(probe.checks)
+    except Exception as exc:  # a broken probe is the image's defect, reported, not a crash
+        probe.error = f"probe {probe.path} failed to load: {describe(exc)}"
+        probe.checks = Suite()
+    return probe
+
+
+def _exec_file(path: Path, module_name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a module")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before exec so dataclasses and pickling inside the probe can find it.
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def register(suite: Suite, expect: dict[str, Any], probes_dir: Path) -> None:
+    framework = str(expect["framework"])
+    # The probe's IMPORT_NAME wins; the expectation's import_name covers a probe without one.
+    default_import = str(expect.get("import_name", framework))
+    probe = load_probe(probes_dir, str(expect.get("probe", framework)), default_import)
+    clashes = sorted(set(probe.checks.ids) & {*suite.ids, IMPORT, VERSION})
+    if clashes:
+        probe.error = f"probe {probe.path} reuses check ids {', '.join(clashes)}"
+        probe.checks = Suite()
+    suite.add(Check(IMPORT, "T0", False, _import_check(probe)))
+    if "version" in expect:
+        suite.add(Check(VERSION, "T0", False, _version_check(probe.import_name), (IMPORT,)))
+    suite.extend(probe.checks.checks, requires=(IMPORT,))
+
+
+def _import_check(probe: Probe) -> Callable[[Context], str]:
+    def check(ctx: Context) -> str:
+        ctx.evidence("probe", None if probe.path is None else str(probe.path))
+        if probe.error is not None:
+            ctx.fail(probe.error)
+        try:
+            module = importlib.import_module(probe.import_name)
+        except Exception as exc:
+            ctx.fail(f"import {probe.import_name} failed: {describe(exc)}")
+        location = getattr(module, "__file__", None)
+        ctx.evidence("module_file", location)
+        return (
+            f"import {probe.import_name} ({location}); probe adds {len(probe.checks.checks)} checks"
+        )
+
+    return check
+
+
+def _version_check(import_name: str) -> Callable[[Context], str]:
+    def check(ctx: Context) -> str:
+        expected = str(ctx.expect["version"])
+        distribution = str(ctx.expect.get("distribution", ctx.expect["framework"]))
+        try:
+            installed = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            ctx.fail(f"distribution {distribution!r} is not installed")
+        module_version = str(getattr(sys.modules[import_name], "__version__", ""))
+        ctx.evidence("distribution_version", installed)
+        ctx.evidence("module_version", module_version)
+        _compare(ctx, f"{distribution} (metadata)", installed, expected)
+        _compare(ctx, f"{import_name}.__version__", module_version, expected)
+        return f"{distribution} {installed}"
+
+    return check
+
+
+def _compare(ctx: Context, what: str, actual: str, expected: str) -> None:
+    if not versions_equal(actual, expected):
+        ctx.fail(f"{what} is {actual or 'missing'}, expected {expected}")

@@ -1,0 +1,80 @@
+"""GPU mode resolution and the ``gpu.driver`` host check."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+from pathlib import Path
+
+from .libs import decode_cudart, load
+from .suite import Check, Context, Suite
+from .versions import dotted, release_components
+
+MODES = ("auto", "required", "none")
+DEVICE_NODE = Path("/dev/nvidiactl")
+DRIVER_LIBRARY = "libcuda.so.1"
+
+
+def gpu_visible(device_node: Path = DEVICE_NODE) -> bool:
+    """The NVIDIA container toolkit mounts both the device nodes and nvidia-smi."""
+    return device_node.exists() or shutil.which("nvidia-smi") is not None
+
+
+def resolve_mode(cli_value: str | None, environ: dict[str, str] | None = None) -> str:
+    """``--gpu`` wins, then ``NGC_GPU``, then ``auto``; raises ValueError on an unknown mode."""
+    env = os.environ if environ is None else environ
+    mode = cli_value or env.get("NGC_GPU") or "auto"
+    if mode not in MODES:
+        raise ValueError(f"GPU mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return mode
+
+
+def gpu_expected(mode: str, visible: bool) -> bool:
+    if mode == "auto":
+        return visible
+    return mode == "required"
+
+
+def register(suite: Suite) -> None:
+    suite.add(Check("gpu.driver", "T1", True, check_driver))
+
+
+def check_driver(ctx: Context) -> str:
+    """The driver is the host's part: a missing or too old one is the host's fault."""
+    ctx.evidence("device_node", DEVICE_NODE.exists())
+    ctx.evidence("nvidia_smi", shutil.which("nvidia-smi"))
+    try:
+        lib, path = load(DRIVER_LIBRARY)
+    except OSError as exc:
+        ctx.fail(
+            f"NVIDIA driver library not visible ({exc}); was the container started with --gpus?",
+            "host",
+        )
+    ctx.evidence("path", path)
+    value = ctypes.c_int()
+    code = lib.cuDriverGetVersion(ctypes.byref(value))
+    if code != 0:
+        ctx.fail(f"cuDriverGetVersion returned status {code}", "host")
+    driver = decode_cudart(value.value)
+    ctx.evidence("driver_cuda", dotted(driver))
+    return _compare_runtime(ctx, driver)
+
+
+def _compare_runtime(ctx: Context, driver: tuple[int, int]) -> str:
+    runtime_text = ctx.expect.get("libraries", {}).get("cudart")
+    if runtime_text is None:
+        return f"driver supports CUDA {dotted(driver)}"
+    runtime = release_components(runtime_text)[:2]
+    if driver[0] < runtime[0]:
+        ctx.fail(
+            f"driver supports CUDA {dotted(driver)}, image needs CUDA {dotted(runtime)}: "
+            "upgrade the driver",
+            "host",
+        )
+    if driver < runtime:
+        # CUDA minor version compatibility: same major runs, minus PTX JIT of newer code.
+        return (
+            f"driver CUDA {dotted(driver)} < runtime {dotted(runtime)}: minor-version compatibility"
+        )
+    return f"driver supports CUDA {dotted(driver)} (runtime {dotted(runtime)})"

@@ -1,0 +1,90 @@
+"""Assemble the suite for an image's expectations and run it into a ``RunReport``."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import platform
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from . import core, framework, gpu, libs
+from .report import RunReport
+from .suite import RunEnv, Suite, run_checks
+
+
+def build_suite(expect: dict[str, Any], probes_dir: Path) -> Suite:
+    """Core checks first, so a framework failure can be read against its stack's state."""
+    suite = Suite()
+    core.register(suite, expect)
+    libs.register(suite, expect.get("libraries", {}))
+    gpu.register(suite)
+    if "framework" in expect:
+        framework.register(suite, expect, probes_dir)
+    return suite
+
+
+def run(
+    expect: dict[str, Any], probes_dir: Path, mode: str, visible: bool | None = None
+) -> RunReport:
+    seen = gpu.gpu_visible() if visible is None else visible
+    env = RunEnv(expect, mode, gpu.gpu_expected(mode, seen), seen)
+    started = time.perf_counter()
+    with stdout_to_stderr():
+        suite = build_suite(expect, probes_dir)
+        checks = run_checks(suite, env)
+    report = empty_report(mode, env.gpu_expected, expect)
+    report.checks = checks
+    report.duration_s = time.perf_counter() - started
+    return report
+
+
+def empty_report(mode: str, expected: bool, expect: dict[str, Any] | None = None) -> RunReport:
+    expect = expect or {}
+    image = expect.get("image")
+    return RunReport(
+        image=None if image is None else str(image),
+        python=platform.python_version(),
+        platform=platform.platform(),
+        gpu_mode=mode,
+        gpu_expected=expected,
+        expect=expect,
+    )
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Our stdout carries exactly one JSON document, but frameworks and the C libraries under
+    them print freely: point both ``sys.stdout`` and file descriptor 1 at stderr meanwhile."""
+    sys.stdout.flush()
+    saved_fd = _dup(1)
+    saved_stream = sys.stdout
+    if saved_fd is not None:
+        os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        _flush_c_stdio()
+        sys.stdout = saved_stream
+        if saved_fd is not None:
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
+
+
+def _flush_c_stdio() -> None:
+    # C code's printf output may still sit in libc's buffer; flush it while fd 1 is stderr.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).fflush(None)
+
+
+def _dup(fd: int) -> int | None:
+    try:
+        return os.dup(fd)
+    except OSError:  # no fd 1 at all (closed stdout): nothing to protect
+        return None

@@ -1,0 +1,196 @@
+"""Checks, the suite that collects them, and the context a check runs with.
+
+Probes never import the runner (it is named ``ngc_runner`` in images but ``ngc_builder.runner``
+on a host); everything they need reaches them through the ``Suite`` and ``Context`` objects.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from .report import FAULTS, NO_GPU, TIERS, CheckResult, Fault
+
+CheckFn = Callable[["Context"], object]
+_TRACEBACK_LINES = 12
+_TEXT_LIMIT = 2000
+
+
+class CheckFailed(Exception):
+    """Raised (through ``ctx.fail``) to fail a check; ``fault`` says whose fault it is."""
+
+    def __init__(self, message: str, fault: Fault = "image") -> None:
+        if fault not in FAULTS:
+            raise ValueError(f"fault must be one of {FAULTS}, got {fault!r}")
+        super().__init__(message)
+        self.message = message
+        self.fault: Fault = fault
+
+
+class CheckSkipped(Exception):
+    """Raised (through ``ctx.skip``) to skip a check with a reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnv:
+    """What every check may know about the run."""
+
+    expect: dict[str, Any]
+    gpu_mode: str
+    gpu_expected: bool
+    # NVIDIA device nodes or nvidia-smi are visible: tells "image can't use the GPU" (image
+    # fault) from "no GPU was passed in" (host fault) when a framework sees no GPU.
+    gpu_visible: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    id: str
+    tier: str
+    needs_gpu: bool
+    fn: CheckFn
+    requires: tuple[str, ...] = ()
+
+
+class Context:
+    """Passed to every check; one per check, so evidence never leaks between checks."""
+
+    CheckFailed = CheckFailed
+    CheckSkipped = CheckSkipped
+
+    def __init__(self, env: RunEnv, check_id: str) -> None:
+        self.check_id = check_id
+        self.expect = env.expect
+        self.gpu_mode = env.gpu_mode
+        self.gpu_expected = env.gpu_expected
+        self.gpu_visible = env.gpu_visible
+        self.evidence_data: dict[str, Any] = {}
+
+    def fail(self, message: str, fault: Fault = "image") -> NoReturn:
+        """Fail the check. It raises, so ``ctx.fail(...)`` and ``raise ctx.fail(...)`` both work."""
+        raise CheckFailed(message, fault)
+
+    def skip(self, reason: str) -> NoReturn:
+        raise CheckSkipped(reason)
+
+    def cpu_fallback(self, detail: str) -> NoReturn:
+        """A GPU was expected but the framework sees none: always a failure, never a pass."""
+        fault: Fault = "image" if self.gpu_visible else "host"
+        self.evidence("gpu_visible_in_container", self.gpu_visible)
+        raise CheckFailed(f"CPU fallback: {detail}", fault)
+
+    def evidence(self, key: str, value: object) -> None:
+        self.evidence_data[key] = jsonable(value)
+
+
+class Suite:
+    """An ordered set of checks; probes add theirs with ``@suite.check(...)``."""
+
+    def __init__(self) -> None:
+        self.checks: list[Check] = []
+
+    def check(
+        self, check_id: str, *, tier: str = "T2", needs_gpu: bool = False
+    ) -> Callable[[CheckFn], CheckFn]:
+        def decorator(fn: CheckFn) -> CheckFn:
+            self.add(Check(check_id, tier, needs_gpu, fn))
+            return fn
+
+        return decorator
+
+    def add(self, check: Check) -> None:
+        if check.tier not in TIERS:
+            raise ValueError(f"check {check.id!r}: tier must be one of {TIERS}, got {check.tier!r}")
+        if any(existing.id == check.id for existing in self.checks):
+            raise ValueError(f"duplicate check id {check.id!r}")
+        self.checks.append(check)
+
+    def extend(self, checks: Iterable[Check], requires: tuple[str, ...] = ()) -> None:
+        for check in checks:
+            self.add(
+                Check(check.id, check.tier, check.needs_gpu, check.fn, check.requires + requires)
+            )
+
+    @property
+    def ids(self) -> list[str]:
+        return [check.id for check in self.checks]
+
+
+def run_checks(suite: Suite, env: RunEnv) -> list[CheckResult]:
+    results: dict[str, CheckResult] = {}
+    for check in suite.checks:
+        results[check.id] = run_check(check, env, results)
+    return list(results.values())
+
+
+def run_check(check: Check, env: RunEnv, done: dict[str, CheckResult] | None = None) -> CheckResult:
+    blocked = _blocked_by(check, done or {})
+    if blocked is not None:
+        return CheckResult(check.id, check.tier, "skip", blocked)
+    if check.needs_gpu and not env.gpu_expected:
+        return CheckResult(check.id, check.tier, "skip", NO_GPU)
+    ctx = Context(env, check.id)
+    started = time.perf_counter()
+    result = _outcome(check, ctx)
+    result.duration_s = time.perf_counter() - started
+    result.evidence = {**ctx.evidence_data, **result.evidence}
+    return result
+
+
+def _blocked_by(check: Check, done: dict[str, CheckResult]) -> str | None:
+    for needed in check.requires:
+        previous = done.get(needed)
+        if previous is None or previous.status != "pass":
+            state = "not run" if previous is None else previous.status
+            return f"requires {needed} ({state})"
+    return None
+
+
+def _outcome(check: Check, ctx: Context) -> CheckResult:
+    try:
+        message = check.fn(ctx)
+    except CheckFailed as exc:
+        return CheckResult(check.id, check.tier, "fail", exc.message, exc.fault)
+    except CheckSkipped as exc:
+        return CheckResult(check.id, check.tier, "skip", exc.reason)
+    # SystemExit too: a library calling sys.exit() must not end the whole run.
+    except (Exception, SystemExit) as exc:
+        evidence = {"traceback": trimmed_traceback(exc)}
+        return CheckResult(check.id, check.tier, "fail", describe(exc), "image", evidence=evidence)
+    return CheckResult(check.id, check.tier, "pass", "ok" if message is None else str(message))
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    name = type(exc).__name__
+    return truncate(f"{name}: {text}" if text else name, 500)
+
+
+def trimmed_traceback(exc: BaseException) -> str:
+    lines = "".join(traceback.format_exception(exc)).rstrip().splitlines()
+    return truncate("\n".join(lines[-_TRACEBACK_LINES:]), _TEXT_LIMIT)
+
+
+def truncate(text: str, limit: int = _TEXT_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 15] + " ...[truncated]"
+
+
+def jsonable(value: object) -> Any:
+    """Evidence must survive ``json.dumps``: keep plain data, stringify anything else."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # NaN/inf would make the document invalid JSON
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(item) for item in value]
+    return str(value)

@@ -1,0 +1,112 @@
+"""Stage 5, validate: run the runner inside an image and keep its evidence.
+
+The container gets GPUs (a DeviceRequest for all) only when the host has some; the runner
+is told which, so GPU checks are either run for real or reported `skipped: no GPU`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+import docker.types
+import requests
+
+from .errors import StepError
+from .junit import write_junit
+from .runner.report import CheckResult, RunReport
+
+# faulthandler: a framework that crashes the interpreter still names the frame it died in.
+RUNNER_COMMAND = ["python", "-X", "faulthandler", "-m", "ngc_runner"]
+SHM_SIZE = "2g"
+
+
+@dataclass(frozen=True)
+class ValidationOutcome:
+    report: RunReport
+    json_path: Path
+    junit_path: Path
+    seconds: float
+
+
+def validate_image(
+    client: Any, ref: str, expected_labels: dict[str, str], gpu_mode: str, out_dir: Path,
+    name: str, timeout: int = 1800,
+) -> ValidationOutcome:
+    started = time.monotonic()
+    try:
+        stdout, stderr, status = run_runner(client, ref, gpu_mode, timeout)
+    except (docker.errors.DockerException, requests.RequestException) as exc:
+        # An engine error or a runner that outlives `timeout` fails this image, not the run.
+        raise StepError(name, "validate", f"{exc.__class__.__name__}: {exc}") from None
+    report = parse_report(stdout, stderr, status, gpu_mode)
+    report.checks.insert(0, check_labels(client, ref, expected_labels))
+    json_path = out_dir / f"{name}.validation.json"
+    junit_path = out_dir / f"{name}.junit.xml"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    (out_dir / f"{name}.runner.stderr").write_text(stderr, encoding="utf-8")
+    write_junit(report, junit_path, f"ngc.{name}")
+    return ValidationOutcome(report, json_path, junit_path, time.monotonic() - started)
+
+
+def run_runner(client: Any, ref: str, gpu_mode: str, timeout: int) -> tuple[str, str, int]:
+    requests = ([docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
+                if gpu_mode == "required" else [])
+    container = client.containers.create(
+        ref, RUNNER_COMMAND, environment={"NGC_GPU": gpu_mode}, device_requests=requests,
+        shm_size=SHM_SIZE, network_disabled=True)
+    try:
+        container.start()
+        status = int(container.wait(timeout=timeout).get("StatusCode", -1))
+        stdout = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
+        stderr = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
+    finally:
+        container.remove(force=True)
+    return stdout, stderr, status
+
+
+def parse_report(stdout: str, stderr: str, status: int, gpu_mode: str) -> RunReport:
+    """The runner's JSON, or a failed report that says why there was none."""
+    try:
+        return RunReport.from_dict(json.loads(stdout))
+    except (ValueError, KeyError, TypeError):
+        tail = crash_summary(stderr) or "no output"
+        died = f"killed by signal {status - 128}" if status > 128 else f"exited {status}"
+        failed = RunReport(image=None, python="", platform="", gpu_mode=gpu_mode,
+                           gpu_expected=gpu_mode == "required")
+        failed.checks.append(CheckResult("runner.output", "T0", "fail",
+                                         f"runner {died} without a JSON report: {tail}",
+                                         fault="image"))
+        return failed
+
+
+def crash_summary(stderr: str) -> str:
+    """The fatal error and the innermost frame from a faulthandler dump, else the last lines."""
+    lines = [line.strip() for line in stderr.strip().splitlines()]
+    fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
+    if fatal:
+        frames = [line for line in lines[fatal[0]:] if line.startswith("File ")]
+        return " | ".join([lines[fatal[0]], *frames[:1]])
+    return " | ".join(lines[-3:])
+
+
+def check_labels(client: Any, ref: str, expected: dict[str, str]) -> CheckResult:
+    """T0: the image carries every label the manifest says it should, with that value."""
+    if not expected:
+        return CheckResult("labels", "T0", "skip", "no release manifest given (--release)")
+    try:
+        found = client.api.inspect_image(ref)["Config"].get("Labels") or {}
+    except docker.errors.APIError as exc:
+        return CheckResult("labels", "T0", "fail", f"cannot inspect {ref}: {exc}", fault="image")
+    wrong = {key: found.get(key) for key, value in expected.items() if found.get(key) != value}
+    if wrong:
+        detail = ", ".join(f"{k}={v!r} (want {expected[k]!r})" for k, v in sorted(wrong.items()))
+        return CheckResult("labels", "T0", "fail", f"labels differ: {detail}", fault="image",
+                           evidence={"labels": found})
+    return CheckResult("labels", "T0", "pass", f"{len(expected)} labels as planned",
+                       evidence={"labels": {k: found[k] for k in sorted(expected)}})

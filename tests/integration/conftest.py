@@ -1,0 +1,72 @@
+"""Integration fixtures: one real small release, built once per session against the real
+engine and registry that `make engine` (ci/setup-engine.sh) starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DATA, REPO
+
+REGISTRY_HOST = os.environ.get("NGC_TEST_REGISTRY", "localhost:5000")
+
+
+@dataclass(frozen=True)
+class ReleaseRun:
+    root: Path
+    manifest: Path
+    build_dir: Path
+    registry: str
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def record(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.stdout)
+        return data
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ngc_builder", *args], capture_output=True,
+                          text=True, check=False, cwd=REPO, timeout=3600)
+
+
+def make_ci_root(root: Path) -> Path:
+    """The repository's templates, bases and JAX, plus the broken-on-purpose framework."""
+    (root / "frameworks").mkdir(parents=True)
+    (root / "releases").mkdir()
+    for folder in ("templates", "base-images"):
+        (root / folder).symlink_to(REPO / folder)
+    (root / "frameworks" / "jax").symlink_to(REPO / "frameworks" / "jax")
+    (root / "frameworks" / "broken").symlink_to(DATA / "frameworks" / "broken")
+    manifest = root / "releases" / "ci.yaml"
+    manifest.write_text((DATA / "releases" / "ci.yaml").read_text())
+    return manifest
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Any:
+    from ngc_builder.engine import connect
+
+    return connect()
+
+
+@pytest.fixture(scope="session")
+def ci_release(tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
+    root = tmp_path_factory.mktemp("ci-project")
+    manifest = make_ci_root(root)
+    build_dir = root / "build"
+    registry = f"{REGISTRY_HOST}/ci-{secrets.token_hex(4)}"
+    done = cli("release", str(manifest), "--registry", registry, "--build-dir", str(build_dir),
+               "--os-source", "bootstrap", "--json", "--quiet")
+    return ReleaseRun(root, manifest, build_dir, registry, done.returncode, done.stdout,
+                      done.stderr)

@@ -1,0 +1,127 @@
+"""The spine end to end on the real engine and registry: build, validate, push, pull back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ngc_builder.registry import list_tags, manifest_digest
+from tests.integration.conftest import ReleaseRun, cli
+
+pytestmark = pytest.mark.integration
+TAG = "26.11-py3"
+PUSHED = ("base", "cuda-mini", "jax")
+
+
+def test_broken_image_fails_and_the_release_exits_1(ci_release: ReleaseRun) -> None:
+    assert ci_release.code == 1, ci_release.stderr[-2000:]
+    broken = ci_release.record["images"]["broken"]
+    assert broken["build"]["status"] == "failed"
+    assert "broken on purpose" in broken["build"]["error"]
+    assert broken["validation"]["status"] == "blocked"
+    assert broken["push"]["status"] == "blocked"
+    assert "broken: build:" in ci_release.stderr
+
+
+def test_siblings_pass_and_are_pushed(ci_release: ReleaseRun) -> None:
+    for name in PUSHED:
+        image = ci_release.record["images"][name]
+        assert image["build"]["status"] == "ok"
+        assert image["validation"]["verdict"] == "pass", image["validation"]
+        assert image["push"]["status"] == "ok"
+        assert image["push"]["ref"] == f"{ci_release.registry}/{name}:{TAG}"
+        assert image["push"]["digest"].startswith("sha256:")
+        assert image["build"]["size_bytes"] > 50_000_000
+
+
+def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) -> None:
+    for name in PUSHED:
+        assert list_tags(ci_release.registry, name) == [TAG]
+        digest = ci_release.record["images"][name]["push"]["digest"]
+        assert manifest_digest(ci_release.registry, name, TAG) == digest
+    assert list_tags(ci_release.registry, "broken") == []
+    assert manifest_digest(ci_release.registry, "broken", TAG) is None
+
+
+def test_failed_image_is_never_tagged_for_the_registry(
+    ci_release: ReleaseRun, docker_client: Any
+) -> None:
+    refs = [tag for image in docker_client.images.list() for tag in image.tags]
+    assert not [ref for ref in refs if ref.startswith(f"{ci_release.registry}/broken")]
+
+
+def test_record_is_on_disk(ci_release: ReleaseRun) -> None:
+    saved = json.loads((ci_release.build_dir / "26.11" / "release.json").read_text())
+    assert saved["images"]["jax"]["push"]["digest"] == (
+        ci_release.record["images"]["jax"]["push"]["digest"])
+    assert (ci_release.build_dir / "26.11" / "logs" / "jax.log").stat().st_size > 0
+
+
+def test_pulled_back_image_carries_labels_and_digest(
+    ci_release: ReleaseRun, docker_client: Any
+) -> None:
+    ref = f"{ci_release.registry}/jax:{TAG}"
+    docker_client.api.remove_image(ref, noprune=True)
+    pulled = subprocess.run(["docker", "pull", ref], capture_output=True, text=True, check=False)
+    assert pulled.returncode == 0, pulled.stderr
+    info = docker_client.api.inspect_image(ref)
+    digest = ci_release.record["images"]["jax"]["push"]["digest"]
+    assert f"{ci_release.registry}/jax@{digest}" in info["RepoDigests"]
+    labels = info["Config"]["Labels"]
+    assert labels["org.ngc-builder.framework"] == "jax"
+    assert labels["org.ngc-builder.framework.version"] == "0.12.0"
+    assert labels["org.ngc-builder.cudart"] == "13.2.86"
+    assert labels["org.ngc-builder.python"] == "3.13"
+    assert labels["org.opencontainers.image.version"] == TAG
+    for key in ("created", "revision", "source", "title"):
+        assert labels[f"org.opencontainers.image.{key}"]
+
+
+def test_pulled_image_runs_its_framework(ci_release: ReleaseRun) -> None:
+    ref = f"{ci_release.registry}/jax:{TAG}"
+    done = subprocess.run(["docker", "run", "--rm", ref, "python", "-c",
+                           "import jax; print(jax.__version__)"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0.12.0"
+
+
+def test_validation_evidence_json_and_junit(ci_release: ReleaseRun) -> None:
+    validation = ci_release.record["images"]["jax"]["validation"]
+    report = json.loads(Path(validation["report"]).read_text())
+    checks = {c["id"]: c for c in report["checks"]}
+    for passed in ("labels", "framework.version", "lib.cudart", "pip.check",
+                   "stack.wheels", "jax.train_cpu"):
+        assert checks[passed]["status"] == "pass", checks[passed]
+    gpu_checks = [c for c in report["checks"] if c["id"].startswith("jax.gpu.")]
+    assert len(gpu_checks) == 3
+    assert all(c["status"] == "skip" and c["message"] == "no GPU" for c in gpu_checks)
+    suite = ET.parse(validation["junit"]).getroot().find("testsuite")
+    assert suite is not None
+    assert int(suite.get("tests", "0")) == len(report["checks"])
+    assert int(suite.get("skipped", "0")) >= 3 and int(suite.get("failures", "1")) == 0
+
+
+def test_rerun_reuses_builds_and_pushes(ci_release: ReleaseRun) -> None:
+    done = cli("release", str(ci_release.manifest), "--registry", ci_release.registry,
+               "--build-dir", str(ci_release.build_dir), "--only", "jax", "--json", "--quiet")
+    assert done.returncode == 0, done.stderr[-2000:]
+    jax = json.loads(done.stdout)["images"]["jax"]
+    assert jax["build"]["reused"] and jax["validation"]["reused"] and jax["push"]["reused"]
+    assert jax["push"]["digest"] == ci_release.record["images"]["jax"]["push"]["digest"]
+
+
+def test_registry_down_makes_the_push_fail_loudly(ci_release: ReleaseRun, tmp_path: Path) -> None:
+    done = cli("release", str(ci_release.manifest), "--registry", "127.0.0.1:5999/down",
+               "--build-dir", str(tmp_path / "build"), "--only", "base", "--json", "--quiet")
+    assert done.returncode == 1
+    base = json.loads(done.stdout)["images"]["base"]
+    assert base["validation"]["verdict"] == "pass"
+    assert base["push"]["status"] == "failed"
+    assert "127.0.0.1:5999" in base["push"]["error"]
+    assert "base: push:" in done.stderr

@@ -1,0 +1,10 @@
+# Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
+# frameworks/jax/layer.Dockerfile.j2 (release 26.11): do not edit.
+# Layer 3: JAX 0.12.0 on CUDA stack cu13.
+FROM ngc-local/cuda-cu13:26.11-py3-<digest>
+
+COPY requirements.txt /opt/ngc/frameworks/jax/requirements.txt
+RUN pip install --no-cache-dir -r /opt/ngc/frameworks/jax/requirements.txt
+
+COPY probe.py /opt/ngc/probes/jax.py
+COPY expect/ /opt/ngc/expect/

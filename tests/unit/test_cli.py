@@ -1,0 +1,94 @@
+"""The CLI: exit codes 0/1/2, one line per problem, never a traceback for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ngc_builder.cli import main
+from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
+
+pytestmark = pytest.mark.unit
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_help_lists_the_commands() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0
+    for command in ("check", "plan", "render", "release", "validate"):
+        assert command in out
+
+
+def test_check_bad_manifest_exits_2_with_one_line_per_problem(
+    write_release: WriteRelease,
+) -> None:
+    text = GOOD_RELEASE.replace("base: debian-trixie", "base: debian-trixie\nbase_os: x").replace(
+        'version: "2.15.0"', 'version: "2.15.0; reboot"')
+    code, out, err = invoke("check", str(write_release(text)), "--offline")
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("releases/26.11.yaml:") for line in lines)
+    assert "Traceback" not in err
+
+
+def test_check_missing_file_exits_2(tmp_path: Path) -> None:
+    code, _, err = invoke("check", str(tmp_path / "releases" / "nope.yaml"), "--offline")
+    assert code == 2 and "No such file or directory" in err and "Traceback" not in err
+
+
+def test_check_good_manifest_offline(write_release: WriteRelease) -> None:
+    code, out, _ = invoke("check", str(write_release(GOOD_RELEASE)), "--offline", "--json")
+    assert code == 0
+    assert json.loads(out)["images"] == ["base", "cuda-cu13", "pytorch", "jax"]
+
+
+def test_plan_shows_ngc_tags(write_release: WriteRelease) -> None:
+    manifest = str(write_release(GOOD_RELEASE))
+    code, out, _ = invoke("plan", manifest, "--registry", "registry.example:5000/ngc", "--json")
+    assert code == 0
+    pushes = [row["push"] for row in json.loads(out)["images"]]
+    assert pushes == ["registry.example:5000/ngc/base:26.11-py3",
+                      "registry.example:5000/ngc/cuda-cu13:26.11-py3",
+                      "registry.example:5000/ngc/pytorch:26.11-py3",
+                      "registry.example:5000/ngc/jax:26.11-py3"]
+
+
+def test_render_writes_dockerfiles(write_release: WriteRelease, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, _, _ = invoke("render", str(write_release(GOOD_RELEASE)), "--out", str(out),
+                        "--offline")
+    assert code == 0
+    assert sorted(p.parent.name for p in out.glob("*/Dockerfile")) == [
+        "base", "cuda-cu13", "jax", "pytorch"]
+
+
+def test_release_rejects_a_bad_registry_option(write_release: WriteRelease) -> None:
+    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
+                          "--registry", "evil;rm -rf /")
+    assert code == 2 and "--registry" in err and "Traceback" not in err
+
+
+def test_release_rejects_an_unknown_only(write_release: WriteRelease) -> None:
+    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
+                          "--only", "tensorflow")
+    assert code == 2 and "no image named 'tensorflow'" in err
+
+
+def test_release_rejects_a_missing_ca_bundle(write_release: WriteRelease,
+                                             tmp_path: Path) -> None:
+    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
+                          "--ca-bundle", str(tmp_path / "none.pem"))
+    assert code == 2 and "ca-bundle: no such file" in err
+
+
+def test_validate_needs_an_image_or_host() -> None:
+    code, _, err = invoke("validate")
+    assert code == 2 and "give IMAGE, or --host" in err

@@ -1,0 +1,240 @@
+"""Stage 0, the OS image: mirror discovery and the pull -> bootstrap fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+import pytest
+
+from ngc_builder import osbase
+from ngc_builder.errors import StepError
+from ngc_builder.models import BaseImage
+from ngc_builder.osbase import _first_mirror, _obtain, ensure_os_image, host_debian_mirror
+
+pytestmark = pytest.mark.unit
+
+REF = "ngc-local/os-debian-bookworm:12"
+
+DEB822 = """\
+# Modernized from /etc/apt/sources.list
+Types: deb
+URIs: http://deb.debian.org/debian-security/
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://mirror.example.com/debian/
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+"""
+
+ONE_LINE = """\
+# deb http://commented.example.com/debian bookworm main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://security.debian.org/debian-security bookworm-security main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg arch=amd64] http://ftp.example.org/debian bookworm main
+deb http://later.example.org/debian bookworm-updates main
+"""  # noqa: E501
+
+
+def base_image(pull: str | None = "debian:bookworm", bootstrap: bool = True) -> BaseImage:
+    data: dict[str, Any] = {
+        "name": "debian-bookworm", "os": "debian", "os_version": "12", "python": "3.11",
+        "glibc": "2.36", "apt_packages": ["python3"],
+    }
+    if pull is not None:
+        data["pull"] = pull
+    if bootstrap:
+        data["bootstrap"] = {"suite": "bookworm"}
+    return BaseImage.model_validate(data)
+
+
+class FakeApi:
+    def __init__(self, pull_chunks: list[Mapping[str, Any]] | None = None,
+                 pull_raises: Exception | None = None, images: set[str] | None = None) -> None:
+        self.pull_chunks = pull_chunks or []
+        self.pull_raises = pull_raises
+        self.images = images or set()
+        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    def pull(self, repository: str, **kwargs: Any) -> Iterator[Mapping[str, Any]]:
+        self.calls.append(("pull", (repository,), kwargs))
+        if self.pull_raises is not None:
+            raise self.pull_raises
+        return iter(self.pull_chunks)
+
+    def tag(self, *args: Any, **kwargs: Any) -> bool:
+        self.calls.append(("tag", args, kwargs))
+        return True
+
+    def inspect_image(self, ref: str) -> dict[str, Any]:
+        if ref not in self.images:
+            raise docker.errors.ImageNotFound(f"no such image: {ref}")
+        return {"Id": "sha256:" + "aa" * 32}
+
+    def names(self) -> list[str]:
+        return [name for name, _, _ in self.calls]
+
+
+class FakeClient:
+    def __init__(self, api: FakeApi) -> None:
+        self.api = api
+
+
+PULL_ERROR: list[Mapping[str, Any]] = [
+    {"status": "Pulling from library/debian", "id": "bookworm"},
+    {"errorDetail": {"message": "Get \"https://registry-1.docker.io/v2/\": dial tcp: "
+                                "lookup registry-1.docker.io: no such host"},
+     "error": "Get \"https://registry-1.docker.io/v2/\": no such host"},
+]
+PULL_OK: list[Mapping[str, Any]] = [
+    {"status": "Pulling from library/debian", "id": "bookworm"},
+    {"status": "Status: Downloaded newer image for debian:bookworm"},
+]
+
+
+@pytest.fixture
+def bootstraps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, BaseImage, str]]:
+    calls: list[tuple[Any, BaseImage, str]] = []
+
+    def fake_bootstrap(client: Any, base: BaseImage, ref: str, sink: Any) -> None:
+        calls.append((client, base, ref))
+
+    monkeypatch.setattr(osbase, "bootstrap", fake_bootstrap)
+    return calls
+
+
+# --- mirrors -----------------------------------------------------------------------------
+
+
+def test_first_mirror_deb822_skips_security() -> None:
+    assert _first_mirror(DEB822) == "http://mirror.example.com/debian"
+
+
+def test_first_mirror_one_line_with_options_skips_security_and_comments() -> None:
+    assert _first_mirror(ONE_LINE) == "http://ftp.example.org/debian"
+
+
+def test_first_mirror_plain_one_line() -> None:
+    assert _first_mirror("deb http://deb.debian.org/debian bookworm main\n") == (
+        "http://deb.debian.org/debian")
+
+
+def test_first_mirror_none_when_only_security_or_nothing() -> None:
+    assert _first_mirror("URIs: http://deb.debian.org/debian-security\n") is None
+    assert _first_mirror("# nothing configured\n") is None
+
+
+def test_host_debian_mirror_env_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    sources = tmp_path / "debian.sources"
+    sources.write_text(DEB822, encoding="utf-8")
+    monkeypatch.setattr(osbase, "APT_SOURCES", (sources,))
+    monkeypatch.setenv("NGC_DEBIAN_MIRROR", "http://corp.example.com/debian")
+    assert host_debian_mirror() == "http://corp.example.com/debian"
+
+
+def test_host_debian_mirror_reads_apt_files_in_order(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("NGC_DEBIAN_MIRROR", raising=False)
+    missing = tmp_path / "missing.sources"
+    security_only = tmp_path / "security.sources"
+    security_only.write_text("URIs: http://deb.debian.org/debian-security\n", encoding="utf-8")
+    legacy = tmp_path / "sources.list"
+    legacy.write_text(ONE_LINE, encoding="utf-8")
+    monkeypatch.setattr(osbase, "APT_SOURCES", (missing, security_only, legacy))
+    assert host_debian_mirror() == "http://ftp.example.org/debian"
+    monkeypatch.setattr(osbase, "APT_SOURCES", (missing,))
+    assert host_debian_mirror() is None
+
+
+# --- obtaining the image -----------------------------------------------------------------
+
+
+def test_auto_falls_back_to_bootstrap_when_the_pull_stream_errors(
+    bootstraps: list[tuple[Any, BaseImage, str]],
+) -> None:
+    client = FakeClient(FakeApi(PULL_ERROR))
+    base = base_image()
+    lines: list[str] = []
+    _obtain(client, base, REF, "auto", lines.append)
+    assert client.api.calls == [
+        ("pull", ("debian",), {"tag": "bookworm", "stream": True, "decode": True})]
+    assert bootstraps == [(client, base, REF)]
+    assert any(line.startswith("pull failed (") and "no such host" in line for line in lines)
+
+
+def test_auto_falls_back_when_the_pull_call_itself_fails(
+    bootstraps: list[tuple[Any, BaseImage, str]],
+) -> None:
+    client = FakeClient(FakeApi(pull_raises=docker.errors.APIError("500 Server Error")))
+    _obtain(client, base_image(), REF, "auto", lambda _: None)
+    assert len(bootstraps) == 1
+    assert "tag" not in client.api.names()
+
+
+def test_pull_mode_raises_on_a_pull_stream_error(
+    bootstraps: list[tuple[Any, BaseImage, str]],
+) -> None:
+    client = FakeClient(FakeApi(PULL_ERROR))
+    with pytest.raises(StepError) as caught:
+        _obtain(client, base_image(), REF, "pull", lambda _: None)
+    assert caught.value.image == "os-base"
+    assert caught.value.step == "pull debian:bookworm"
+    assert "no such host" in caught.value.message
+    assert bootstraps == []
+    assert "tag" not in client.api.names()
+
+
+def test_auto_without_bootstrap_section_raises(
+    bootstraps: list[tuple[Any, BaseImage, str]],
+) -> None:
+    client = FakeClient(FakeApi(PULL_ERROR))
+    with pytest.raises(StepError, match="pull debian:bookworm"):
+        _obtain(client, base_image(bootstrap=False), REF, "auto", lambda _: None)
+    assert bootstraps == []
+
+
+def test_successful_pull_tags_the_os_ref(bootstraps: list[tuple[Any, BaseImage, str]]) -> None:
+    client = FakeClient(FakeApi(PULL_OK))
+    lines: list[str] = []
+    _obtain(client, base_image(), REF, "auto", lines.append)
+    assert client.api.calls[-1] == (
+        "tag", ("debian:bookworm", "ngc-local/os-debian-bookworm", "12"), {})
+    assert bootstraps == []
+    assert "Status: Downloaded newer image for debian:bookworm" in lines
+
+
+def test_bootstrap_mode_never_pulls(bootstraps: list[tuple[Any, BaseImage, str]]) -> None:
+    client = FakeClient(FakeApi(PULL_OK))
+    _obtain(client, base_image(), REF, "bootstrap", lambda _: None)
+    assert client.api.calls == []
+    assert len(bootstraps) == 1
+
+
+def test_no_pull_reference_and_no_bootstrap_is_an_error() -> None:
+    # BaseImage refuses this combination, so build it past validation.
+    base = base_image(pull=None).model_copy(update={"bootstrap": None})
+    with pytest.raises(StepError, match="no bootstrap section"):
+        _obtain(FakeClient(FakeApi()), base, REF, "bootstrap", lambda _: None)
+
+
+def test_ensure_os_image_reuses_an_existing_image(
+    bootstraps: list[tuple[Any, BaseImage, str]],
+) -> None:
+    client = FakeClient(FakeApi(PULL_OK, images={REF}))
+    assert ensure_os_image(client, base_image(), REF, "auto", lambda _: None) == (
+        "sha256:" + "aa" * 32)
+    assert client.api.calls == []
+    assert bootstraps == []
+
+
+def test_pull_reference_with_a_registry_port_and_no_tag() -> None:
+    client = FakeClient(FakeApi(PULL_OK))
+    _obtain(client, base_image(pull="localhost:5000/debian"), REF, "pull", lambda _: None)
+    assert client.api.calls[0] == (
+        "pull", ("localhost:5000/debian",), {"tag": "latest", "stream": True, "decode": True})

@@ -1,0 +1,194 @@
+"""The registry's HTTP API v2, against a tiny real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import pytest
+
+from ngc_builder import registry
+from ngc_builder.registry import (
+    MANIFEST_TYPES,
+    RegistryError,
+    base_url,
+    is_up,
+    list_tags,
+    manifest_digest,
+    split_registry,
+)
+
+pytestmark = pytest.mark.unit
+
+DIGEST = "sha256:" + "0f" * 32
+MANIFESTS = {("jax", "26.11-py3"): DIGEST, ("team/jax", "26.11-py3"): "sha256:" + "1e" * 32}
+TAGS = {"jax": ["26.10-py3", "26.11-py3"], "empty": []}
+
+
+class FakeRegistry(BaseHTTPRequestHandler):
+    """HEAD /v2/<name>/manifests/<tag>, GET /v2/<name>/tags/list, GET /v2/."""
+
+    seen: ClassVar[list[tuple[str, str, str | None]]] = []
+
+    def log_message(self, format: str, *args: object) -> None:  # keep pytest output clean
+        pass
+
+    def _answer(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
+                ) -> None:
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_HEAD(self) -> None:
+        self.seen.append(("HEAD", self.path, self.headers.get("Accept")))
+        path = self.path.removeprefix("/v2/")
+        name, _, tag = path.partition("/manifests/")
+        if name == "broken":
+            self._answer(500)
+        elif (name, tag) in MANIFESTS:
+            self._answer(200, headers={"Docker-Content-Digest": MANIFESTS[(name, tag)]})
+        else:
+            self._answer(404)
+
+    def do_GET(self) -> None:
+        self.seen.append(("GET", self.path, self.headers.get("Accept")))
+        if self.path == "/v2/":
+            self._answer(200, b"{}", {"Content-Type": "application/json"})
+            return
+        name = self.path.removeprefix("/v2/").removesuffix("/tags/list")
+        if name == "broken":
+            self._answer(503)
+        elif name in TAGS:
+            body = json.dumps({"name": name, "tags": TAGS[name] or None}).encode()
+            self._answer(200, body, {"Content-Type": "application/json"})
+        else:
+            self._answer(404, b'{"errors": [{"code": "NAME_UNKNOWN"}]}')
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    """'127.0.0.1:<port>' of a running fake registry."""
+    FakeRegistry.seen.clear()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeRegistry)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                              daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def closed_port() -> str:
+    """A loopback address nothing listens on."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"127.0.0.1:{port}"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No insecure override, and no proxy between the client and the loopback server.
+    for name in ("NGC_REGISTRY_INSECURE", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(registry, "TIMEOUT", 5)
+
+
+# --- naming ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("localhost:5000", ("localhost:5000", "")),
+    ("localhost:5000/team", ("localhost:5000", "team/")),
+    ("registry.example.com/org/team", ("registry.example.com", "org/team/")),
+    ("nvcr.io", ("nvcr.io", "")),
+])
+def test_split_registry(given: str, expected: tuple[str, str]) -> None:
+    assert split_registry(given) == expected
+
+
+@pytest.mark.parametrize(("host", "expected"), [
+    ("localhost:5000", "http://localhost:5000/v2"),
+    ("127.0.0.1:5000", "http://127.0.0.1:5000/v2"),
+    ("localhost", "http://localhost/v2"),
+    ("registry.example.com", "https://registry.example.com/v2"),
+    ("registry.example.com:5000", "https://registry.example.com:5000/v2"),
+    ("localhost.example.com:5000", "https://localhost.example.com:5000/v2"),
+])
+def test_base_url_loopback_is_http_others_https(host: str, expected: str) -> None:
+    assert base_url(host) == expected
+
+
+def test_base_url_insecure_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NGC_REGISTRY_INSECURE", "1")
+    assert base_url("registry.lan:5000") == "http://registry.lan:5000/v2"
+    monkeypatch.setenv("NGC_REGISTRY_INSECURE", "0")
+    assert base_url("registry.lan:5000") == "https://registry.lan:5000/v2"
+
+
+# --- against the server ------------------------------------------------------------------
+
+
+def test_manifest_digest_reads_the_header(server: str) -> None:
+    assert manifest_digest(server, "jax", "26.11-py3") == DIGEST
+    method, path, accept = FakeRegistry.seen[-1]
+    assert (method, path) == ("HEAD", "/v2/jax/manifests/26.11-py3")
+    assert accept == MANIFEST_TYPES
+    assert "application/vnd.oci.image.index.v1+json" in (accept or "")
+
+
+def test_manifest_digest_with_a_namespace(server: str) -> None:
+    assert manifest_digest(f"{server}/team", "jax", "26.11-py3") == MANIFESTS[
+        ("team/jax", "26.11-py3")]
+    assert FakeRegistry.seen[-1][1] == "/v2/team/jax/manifests/26.11-py3"
+
+
+def test_manifest_digest_unknown_is_none(server: str) -> None:
+    assert manifest_digest(server, "jax", "99.01-py3") is None
+    assert manifest_digest(server, "pytorch", "26.11-py3") is None
+
+
+def test_manifest_digest_server_error_raises(server: str) -> None:
+    with pytest.raises(RegistryError, match="HTTP 500"):
+        manifest_digest(server, "broken", "26.11-py3")
+
+
+def test_list_tags(server: str) -> None:
+    assert list_tags(server, "jax") == ["26.10-py3", "26.11-py3"]
+    assert FakeRegistry.seen[-1][:2] == ("GET", "/v2/jax/tags/list")
+
+
+def test_list_tags_null_and_unknown_are_empty(server: str) -> None:
+    assert list_tags(server, "empty") == []  # the registry answers "tags": null
+    assert list_tags(server, "nothing-here") == []
+
+
+def test_list_tags_server_error_raises(server: str) -> None:
+    with pytest.raises(RegistryError, match="HTTP 503"):
+        list_tags(server, "broken")
+
+
+def test_is_up(server: str, closed_port: str) -> None:
+    assert is_up(server) is True
+    assert is_up(f"{server}/team") is True
+    assert is_up(closed_port) is False
+
+
+def test_connection_failure_raises_registry_error(closed_port: str) -> None:
+    with pytest.raises(RegistryError, match=closed_port) as caught:
+        manifest_digest(closed_port, "jax", "26.11-py3")
+    assert "ConnectionError" in str(caught.value)
+    with pytest.raises(RegistryError):
+        list_tags(closed_port, "jax")

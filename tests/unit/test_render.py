@@ -1,0 +1,103 @@
+"""Rendered Dockerfiles: golden files, byte-identical output, no value reaches a RUN line."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from ngc_builder.manifest import load_release
+from ngc_builder.plan import plan_release
+from ngc_builder.render import RenderedImage, render_release
+from tests.conftest import REPO, WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
+
+pytestmark = pytest.mark.unit
+GOLDEN = Path(__file__).parent / "golden"
+# Parent tags carry a digest of the parent's context (runner code included): golden files
+# pin the text around it, test_parent_digest_* pin the digest's behaviour.
+DIGEST_TAG = re.compile(r"-py3-[0-9a-f]{12}")
+
+
+def render(manifest: Path, ca_bundle: Path | None = None) -> list[RenderedImage]:
+    loaded = load_release(manifest)
+    return render_release(loaded, plan_release(loaded), ca_bundle)
+
+
+def test_release_renders_like_the_golden_files() -> None:
+    # The repository's own current release, rendered without a CA bundle.
+    for image in render(REPO / "releases" / "26.11.yaml"):
+        text = DIGEST_TAG.sub("-py3-<digest>", image.dockerfile)
+        golden = GOLDEN / "26.11" / f"{image.spec.name}.Dockerfile"
+        if os.environ.get("UPDATE_GOLDEN") == "1":
+            golden.parent.mkdir(parents=True, exist_ok=True)
+            golden.write_text(text, encoding="utf-8")
+        assert text == golden.read_text(encoding="utf-8"), f"{image.spec.name} differs"
+
+
+def test_same_input_gives_byte_identical_output(write_release: WriteRelease,
+                                                tmp_path: Path) -> None:
+    manifest = write_release(GOOD_RELEASE)
+    first, second = tmp_path / "a", tmp_path / "b"
+    for image in render(manifest):
+        image.write(first)
+    for image in render(manifest):
+        image.write(second)
+    files_a = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    assert files_a == files_b and len(files_a) > 10
+    for name in files_a:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_parent_digest_changes_with_parent_context(write_release: WriteRelease,
+                                                   tmp_path: Path) -> None:
+    manifest = write_release(GOOD_RELEASE)
+    plain = {i.spec.name: i for i in render(manifest)}
+    bundle = tmp_path / "ca.crt"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    with_ca = {i.spec.name: i for i in render(manifest, bundle)}
+    assert plain["base"].digest() != with_ca["base"].digest()
+    assert plain["cuda-cu13"].dockerfile != with_ca["cuda-cu13"].dockerfile
+    # ...and so on up the DAG: a changed base reaches every framework's FROM line.
+    assert plain["jax"].dockerfile != with_ca["jax"].dockerfile
+
+
+def test_ca_bundle_is_copied_to_its_own_path(write_release: WriteRelease,
+                                             tmp_path: Path) -> None:
+    bundle = tmp_path / "corp.pem"
+    bundle.write_bytes(b"-----BEGIN CERTIFICATE-----\nxyz\n")
+    base = render(write_release(GOOD_RELEASE), bundle)[0]
+    assert base.files["ngc-ca-bundle.crt"] == bundle.read_bytes()
+    assert "COPY ngc-ca-bundle.crt /etc/ssl/ngc-ca-bundle.crt" in base.dockerfile
+    assert "PIP_CERT=/etc/ssl/ngc-ca-bundle.crt" in base.dockerfile
+    plain = render(write_release(GOOD_RELEASE))[0]
+    assert "ngc-ca-bundle.crt" not in plain.dockerfile and "ngc-ca-bundle.crt" not in plain.files
+
+
+def test_contexts_carry_pins_runner_and_expectations(write_release: WriteRelease) -> None:
+    images = {i.spec.name: i for i in render(write_release(GOOD_RELEASE))}
+    assert images["cuda-cu13"].files["stack/requirements.txt"].decode().splitlines()[0] == (
+        "cuda-toolkit==13.2.2")
+    assert images["jax"].files["requirements.txt"] == b"jax[cuda13]==0.12.0\njaxlib==0.12.0\n"
+    assert images["pytorch"].files["requirements.txt"] == b"torch==2.15.0\n"
+    assert "ngc_runner/__main__.py" in images["base"].files
+    assert b'"version": "0.12.0"' in images["jax"].files["expect/20-framework.json"]
+
+
+def test_frameworks_build_from_their_stack_image(write_release: WriteRelease) -> None:
+    images = {i.spec.name: i for i in render(write_release(GOOD_RELEASE))}
+    cuda_ref = images["cuda-cu13"].local_ref
+    assert f"FROM {cuda_ref}\n" in images["jax"].dockerfile
+    assert f"FROM {images['base'].local_ref}\n" in images["cuda-cu13"].dockerfile
+    assert "FROM ngc-local/os-debian-trixie:13\n" in images["base"].dockerfile
+
+
+def test_no_manifest_value_is_spliced_into_a_run_line(write_release: WriteRelease) -> None:
+    # Versions and package names travel in context files, never in shell commands.
+    for image in render(write_release(GOOD_RELEASE)):
+        for line in image.dockerfile.splitlines():
+            if line.startswith("RUN") or line.startswith(" &&"):
+                assert "2.15.0" not in line and "0.12.0" not in line and "13.2.86" not in line

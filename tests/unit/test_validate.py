@@ -1,0 +1,70 @@
+"""Host side of validation: reading the runner's answer, crashes, and the label check."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ngc_builder.runner.report import CheckResult, RunReport
+from ngc_builder.validate import check_labels, parse_report
+
+pytestmark = pytest.mark.unit
+SEGFAULT = """\
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f (most recent call first):
+  File "/site-packages/jax_plugins/xla_cuda13/__init__.py", line 200 in _version_check
+  File "/opt/ngc/probes/jax.py", line 93 in train_cpu
+"""
+
+
+def test_runner_json_is_parsed_back() -> None:
+    report = RunReport(image="jax", python="3.13", platform="linux", gpu_mode="none",
+                       gpu_expected=False,
+                       checks=[CheckResult("framework.version", "T0", "pass", "jax 0.12.0")])
+    parsed = parse_report(json.dumps(report.to_dict()), "", 0, "none")
+    assert parsed.verdict == "pass" and parsed.checks[0].id == "framework.version"
+
+
+def test_a_crashed_runner_fails_with_signal_and_frame() -> None:
+    parsed = parse_report("", SEGFAULT, 139, "none")
+    assert parsed.verdict == "fail"
+    message = parsed.checks[0].message
+    assert message.startswith("runner killed by signal 11 without a JSON report")
+    assert "xla_cuda13/__init__.py\", line 200 in _version_check" in message
+
+
+def test_garbage_on_stdout_is_a_failure_not_a_pass() -> None:
+    parsed = parse_report("hello\n", "ImportError: no module named ngc_runner", 1, "required")
+    assert parsed.verdict == "fail" and parsed.gpu_expected
+    assert "runner exited 1" in parsed.checks[0].message
+
+
+class FakeApi:
+    def __init__(self, labels: dict[str, str]) -> None:
+        self.labels = labels
+
+    def inspect_image(self, ref: str) -> dict[str, Any]:
+        return {"Config": {"Labels": self.labels}}
+
+
+class FakeClient:
+    def __init__(self, labels: dict[str, str]) -> None:
+        self.api = FakeApi(labels)
+
+
+def test_labels_equal_to_the_plan_pass() -> None:
+    result = check_labels(FakeClient({"a": "1", "b": "2", "extra": "x"}), "img", {"a": "1"})
+    assert result.status == "pass"
+
+
+def test_a_wrong_or_missing_label_fails_with_both_values() -> None:
+    result = check_labels(FakeClient({"a": "9"}), "img", {"a": "1", "b": "2"})
+    assert result.status == "fail" and result.fault == "image"
+    assert "a='9' (want '1')" in result.message and "b=None (want '2')" in result.message
+
+
+def test_no_manifest_means_the_label_check_is_skipped_not_passed() -> None:
+    assert check_labels(FakeClient({}), "img", {}).status == "skip"
