@@ -44,6 +44,7 @@ class Run:
 
 
 def run_images(run: Run, images: list[ImageSpec]) -> None:
+    run.ui.plan([spec.name for spec in images])
     for spec in images:
         record = run.record.images.get(spec.name) or ImageRecord(
             name=spec.name, kind=spec.kind, parent=spec.parent)

@@ -29,58 +29,63 @@ def _error_of(chunk: Mapping[str, Any]) -> str | None:
     return None
 
 
-def consume_build(chunks: Iterable[Mapping[str, Any]], sink: LineSink) -> str:
-    """Read a build stream to its end; return the image ID or raise StreamError."""
-    image_id: str | None = None
+def _drain(
+    chunks: Iterable[Mapping[str, Any]], sink: LineSink,
+    visit: Callable[[Mapping[str, Any]], None],
+) -> None:
+    """Read every chunk, echo its log text, hand it to `visit`; then fail on any error."""
     errors: list[str] = []
     for chunk in chunks:
         error = _error_of(chunk)
         if error:
             errors.append(error)
             sink(f"ERROR: {error}")
-        for line in str(chunk.get("stream", "")).splitlines():
-            if line.strip():
-                sink(line.rstrip())
-        aux = chunk.get("aux")
-        if isinstance(aux, Mapping) and aux.get("ID"):
-            image_id = str(aux["ID"])
+        for line in _log_lines(chunk):
+            sink(line)
+        visit(chunk)
     if errors:
         raise StreamError(errors[-1])
-    if image_id is None:
+
+
+def _log_lines(chunk: Mapping[str, Any]) -> list[str]:
+    if chunk.get("stream"):
+        return [line.rstrip() for line in str(chunk["stream"]).splitlines() if line.strip()]
+    if chunk.get("status") and not chunk.get("progressDetail") and not _error_of(chunk):
+        return [" ".join(str(chunk[k]) for k in ("id", "status") if chunk.get(k))]
+    return []
+
+
+def _aux(chunk: Mapping[str, Any]) -> Mapping[str, Any]:
+    aux = chunk.get("aux")
+    return aux if isinstance(aux, Mapping) else {}
+
+
+def consume_build(chunks: Iterable[Mapping[str, Any]], sink: LineSink) -> str:
+    """Read a build stream to its end; return the image ID or raise StreamError."""
+    found: list[str] = []
+    _drain(chunks, sink, lambda chunk: found.extend([str(_aux(chunk)["ID"])]
+                                                     if _aux(chunk).get("ID") else []))
+    if not found:
         raise StreamError("the build stream ended without an image ID")
-    return image_id
+    return found[-1]
 
 
 def consume_push(chunks: Iterable[Mapping[str, Any]], sink: LineSink) -> PushResult:
     """Read a push stream to its end; return the pushed digest or raise StreamError."""
-    result: PushResult | None = None
-    errors: list[str] = []
-    for chunk in chunks:
-        error = _error_of(chunk)
-        if error:
-            errors.append(error)
-            sink(f"ERROR: {error}")
-        elif chunk.get("status") and not chunk.get("progressDetail"):
-            sink(" ".join(str(chunk[k]) for k in ("id", "status") if chunk.get(k)))
-        aux = chunk.get("aux")
-        if isinstance(aux, Mapping) and aux.get("Digest"):
+    found: list[PushResult] = []
+
+    def visit(chunk: Mapping[str, Any]) -> None:
+        aux = _aux(chunk)
+        if aux.get("Digest"):
             size = aux.get("Size")
-            result = PushResult(str(aux["Digest"]), int(size) if size is not None else None)
-    if errors:
-        raise StreamError(errors[-1])
-    if result is None:
+            found.append(PushResult(str(aux["Digest"]), int(size) if size is not None else None))
+
+    _drain(chunks, sink, visit)
+    if not found:
         raise StreamError("the push stream ended without a digest")
-    return result
+    return found[-1]
 
 
 def consume_pull(chunks: Iterable[Mapping[str, Any]], sink: LineSink) -> None:
     """Read a pull stream to its end; raise StreamError if it carried an error."""
-    errors = []
-    for chunk in chunks:
-        error = _error_of(chunk)
-        if error:
-            errors.append(error)
-        elif chunk.get("status") and not chunk.get("progressDetail"):
-            sink(str(chunk["status"]))
-    if errors:
-        raise StreamError(errors[-1])
+    _drain(chunks, sink, lambda chunk: None)

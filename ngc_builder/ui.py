@@ -26,9 +26,15 @@ class Ui:
         self.log_dir = log_dir
         self.show_logs = show_logs
         self._files: dict[str, TextIO] = {}
+        self.positions: dict[str, str] = {}
+
+    def plan(self, images: list[str]) -> None:
+        """Number the images, so every step line says how far the run has come."""
+        self.positions = {name: f"[{i}/{len(images)}] " for i, name in enumerate(images, 1)}
 
     def step(self, image: str, message: str) -> None:
-        self.console.print(Text.assemble((f"==> {image}: ", "bold cyan"), message))
+        where = self.positions.get(image, "")
+        self.console.print(Text.assemble((f"==> {where}{image}: ", "bold cyan"), message))
         self._write(image, f"==> {message}")
 
     def problem(self, image: str, message: str) -> None:

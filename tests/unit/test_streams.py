@@ -176,7 +176,7 @@ def test_pull_success_forwards_status_lines() -> None:
         {"status": "Downloading", "progressDetail": {"current": 1, "total": 2}},
         {"status": "Status: Downloaded newer image for debian:bookworm"},
     ], sink)
-    assert lines == ["Pulling from library/debian",
+    assert lines == ["bookworm Pulling from library/debian",
                      "Status: Downloaded newer image for debian:bookworm"]
 
 
