@@ -71,11 +71,11 @@ def build_image(
         stream = client.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
                                   rm=True, forcerm=True, pull=False, decode=True)
         image_id = consume_build(stream, sink)
+        size = int(client.api.inspect_image(image_id)["Size"])
     except StreamError as exc:
         raise StepError(spec.name, "build", str(exc)) from None
     except docker.errors.APIError as exc:
         raise StepError(spec.name, "build", str(exc.explanation or exc)) from None
     except (docker.errors.DockerException, requests.RequestException) as exc:
         raise StepError(spec.name, "build", f"{exc.__class__.__name__}: {exc}") from None
-    size = int(client.api.inspect_image(image_id)["Size"])
     return BuildOutcome(image_id, time.monotonic() - started, size)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -16,6 +17,7 @@ from .commands import (
     render_command,
 )
 from .hostmode import validate_host_command, validate_image_command
+from .osbase import Strategy
 from .release import ReleaseOptions
 
 MANIFEST = click.argument("manifest", type=click.Path(path_type=Path))
@@ -75,7 +77,8 @@ def plan(manifest: Path, root: Path | None, registry: str | None, as_json: bool)
 def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None, offline: bool,
            as_json: bool) -> None:
     """Render Dockerfiles and build contexts (byte-identical for the same input)."""
-    options = ReleaseOptions(manifest, root, ca_bundle=ca_bundle, stack_check=not offline)
+    options = ReleaseOptions(manifest=manifest, root=root, ca_bundle=ca_bundle,
+                             stack_check=not offline)
     sys.exit(guarded(lambda: render_command(options, out, as_json)))
 
 
@@ -98,8 +101,9 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
             offline: bool, quiet: bool, as_json: bool) -> None:
     """Build, validate, tag and push a release; end with a summary table."""
     options = ReleaseOptions(
-        manifest, root, list(only), registry, not no_push, ca_bundle, build_dir,
-        os_source, not offline, not quiet, as_json)  # type: ignore[arg-type]
+        manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
+        ca_bundle=ca_bundle, build_dir=build_dir, os_strategy=cast(Strategy, os_source),
+        stack_check=not offline, show_logs=not quiet, as_json=as_json)
     sys.exit(guarded(lambda: release_command(options)))
 
 
@@ -109,6 +113,8 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
 @click.option("--framework", default=None, help="With --host: the framework probe to run.")
 @click.option("--version", "version", default=None,
               help="With --host: the framework version expected (default: installed).")
+@click.option("--python", "python", default=sys.executable, show_default="this Python",
+              help="With --host: the interpreter whose environment is validated.")
 @click.option("--release", "manifest", type=click.Path(path_type=Path), default=None,
               help="Release manifest whose labels the image must carry.")
 @click.option("--root", type=click.Path(path_type=Path), default=Path("."), show_default=True,
@@ -119,14 +125,14 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
               help="Also write JUnit XML here.")
 @JSON
 def validate(image: str | None, host: bool, framework: str | None, version: str | None,
-             manifest: Path | None, root: Path, out: Path, junit: Path | None,
+             python: str, manifest: Path | None, root: Path, out: Path, junit: Path | None,
              as_json: bool) -> None:
     """Validate IMAGE inside a container, or this host with --host --framework NAME."""
     if host == (image is not None) or (host and framework is None):
         raise click.UsageError("give IMAGE, or --host with --framework NAME")
     if host:
         assert framework is not None
-        sys.exit(guarded(lambda: validate_host_command(root, framework, version, junit,
-                                                       as_json)))
+        sys.exit(guarded(lambda: validate_host_command(root, framework, version, python,
+                                                       junit, as_json)))
     assert image is not None
     sys.exit(guarded(lambda: validate_image_command(image, manifest, out, junit, as_json)))

@@ -6,14 +6,16 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import EngineError, InputError, StepError
+from .errors import EngineError, InputError, Problem, StepError
 from .manifest import load_release
 from .plan import plan_release
-from .release import ReleaseOptions, prepare, run_release
+from .release import ReleaseOptions, check_registry_option, prepare, run_release
+from .render import render_release
 from .stackcheck import check_stacks
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -33,13 +35,22 @@ def guarded(action: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("interrupted: the release record keeps what was finished", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # A bug of ours, not the user's input: one line by default, the traceback on demand.
+        if os.environ.get("NGC_DEBUG") == "1":
+            raise
+        print(f"internal error: {exc.__class__.__name__}: {exc} (NGC_DEBUG=1 shows where)",
+              file=sys.stderr)
+        return EXIT_FAILED
 
 
 def check_command(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> int:
     loaded = load_release(manifest, root)
     if not offline:
         check_stacks(loaded)
-    images = [image.name for image in plan_release(loaded).images]
+    plan = plan_release(loaded)
+    render_release(loaded, plan, None)  # template mistakes are input mistakes too
+    images = [image.name for image in plan.images]
     if as_json:
         print(json.dumps({"release": loaded.release.release, "ok": True, "images": images}))
     else:
@@ -50,6 +61,8 @@ def check_command(manifest: Path, root: Path | None, offline: bool, as_json: boo
 
 
 def plan_command(manifest: Path, root: Path | None, registry: str | None, as_json: bool) -> int:
+    if registry is not None:
+        check_registry_option(registry)
     plan = plan_release(load_release(manifest, root), registry)
     rows = [{"image": i.name, "kind": i.kind, "parent": i.parent or plan.os_ref,
              "push": i.remote_ref(plan.registry)} for i in plan.images]
@@ -64,7 +77,10 @@ def plan_command(manifest: Path, root: Path | None, registry: str | None, as_jso
 
 def render_command(options: ReleaseOptions, out: Path, as_json: bool) -> int:
     _, _, rendered = prepare(options)
-    written = [str(image.write(out)) for image in rendered]
+    try:
+        written = [str(image.write(out)) for image in rendered]
+    except OSError as exc:
+        raise InputError([Problem(str(out), 1, "--out", exc.strerror or str(exc))]) from None
     if as_json:
         print(json.dumps({"written": written}))
     else:

@@ -4,27 +4,30 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
 import tempfile
-from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-from .engine import connect, gpu_mode
+from .engine import connect, gpu_mode, image_exists
 from .errors import InputError, Problem
 from .junit import write_junit
-from .manifest import load_release
+from .manifest import load_model, load_release
 from .models import Framework
 from .plan import LABEL_PREFIX, plan_release
 from .runner.report import RunReport
 from .validate import parse_report, validate_image
-from .yamlsrc import load_yaml
+
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent
 
 
 def validate_image_command(
     ref: str, manifest: Path | None, out: Path, junit: Path | None, as_json: bool
 ) -> int:
     client = connect()
+    if not image_exists(client, ref):
+        raise InputError([Problem(ref, 1, "image", "no such image in the engine")])
     expected = _expected_labels(client, ref, manifest)
     name = ref.rsplit("/", 1)[-1].replace(":", "_")
     outcome = validate_image(client, ref, expected, gpu_mode(), out, name)
@@ -33,10 +36,10 @@ def validate_image_command(
     return _finish(outcome.report, as_json)
 
 
-def _expected_labels(client: object, ref: str, manifest: Path | None) -> dict[str, str]:
+def _expected_labels(client: Any, ref: str, manifest: Path | None) -> dict[str, str]:
     if manifest is None:
         return {}
-    found = client.api.inspect_image(ref)["Config"].get("Labels") or {}  # type: ignore[attr-defined]
+    found = client.api.inspect_image(ref)["Config"].get("Labels") or {}
     name = found.get(f"{LABEL_PREFIX}.image")
     plan = plan_release(load_release(manifest))
     if name not in {image.name for image in plan.images}:
@@ -46,13 +49,13 @@ def _expected_labels(client: object, ref: str, manifest: Path | None) -> dict[st
 
 
 def validate_host_command(
-    root: Path, framework: str, version: str | None, junit: Path | None, as_json: bool
+    root: Path, framework: str, version: str | None, python: str, junit: Path | None,
+    as_json: bool,
 ) -> int:
     folder = root / "frameworks" / framework
     if not (folder / "framework.yaml").is_file():
         raise InputError([Problem(str(folder), 1, "framework", "no such framework folder")])
-    data, _ = load_yaml(folder / "framework.yaml", str(folder / "framework.yaml"))
-    spec = Framework.model_validate(data)
+    spec, _ = load_model(folder / "framework.yaml", Framework, str(folder / "framework.yaml"))
     with tempfile.TemporaryDirectory(prefix="ngc-host-") as scratch:
         expect_dir, probes = Path(scratch) / "expect", Path(scratch) / "probes"
         expect_dir.mkdir()
@@ -60,25 +63,30 @@ def validate_host_command(
         (probes / f"{spec.name}.py").write_bytes((folder / "probe.py").read_bytes())
         expect = {"image": f"host:{spec.name}", "framework": spec.name, "probe": spec.name,
                   "distribution": spec.distribution, "import_name": spec.import_name,
-                  "version": version or _installed(spec.distribution)}
+                  "version": version or _installed(python, spec.distribution)}
         (expect_dir / "20-framework.json").write_text(json.dumps(expect))
-        report = _run_here(expect_dir, probes)
+        report = _run_with(python, expect_dir, probes)
     if junit is not None:
         write_junit(report, junit, f"ngc.host.{spec.name}")
     return _finish(report, as_json)
 
 
-def _installed(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not-installed"
+def _installed(python: str, distribution: str) -> str:
+    code = ("import importlib.metadata as m, sys\n"
+            "try: print(m.version(sys.argv[1]))\n"
+            "except m.PackageNotFoundError: print('not-installed')")
+    done = subprocess.run([python, "-c", code, distribution], capture_output=True, text=True,
+                          check=False)
+    return done.stdout.strip() or "not-installed"
 
 
-def _run_here(expect_dir: Path, probes: Path) -> RunReport:
-    command = [sys.executable, "-m", "ngc_builder.runner", "--expect-dir", str(expect_dir),
-               "--probes-dir", str(probes)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+def _run_with(python: str, expect_dir: Path, probes: Path) -> RunReport:
+    # The runner is stdlib-only: any interpreter (a conda env, a GPU node's system Python)
+    # can run it straight from this checkout, without ngc-builder's own dependencies.
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_PARENT)}
+    command = [python, "-X", "faulthandler", "-m", "ngc_builder.runner", "--expect-dir",
+               str(expect_dir), "--probes-dir", str(probes)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     return parse_report(done.stdout, done.stderr, done.returncode, gpu_mode())
 
 

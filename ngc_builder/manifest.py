@@ -48,7 +48,7 @@ def default_root(manifest: Path) -> Path:
 def load_release(manifest: Path, root: Path | None = None) -> LoadedRelease:
     """Load and check a release; raise InputError listing every problem found."""
     root = root or default_root(manifest)
-    release, source = _load_model(manifest, Release, _display(manifest, root))
+    release, source = load_model(manifest, Release, _display(manifest, root))
     problems: list[Problem] = []
     base = _load_part(root / "base-images" / f"{release.base}.yaml", BaseImage, root, problems)
     if base is None and not (root / "base-images" / f"{release.base}.yaml").exists():
@@ -69,7 +69,7 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _load_model(path: Path, model: type[ModelT], display: str) -> tuple[ModelT, SourceMap]:
+def load_model(path: Path, model: type[ModelT], display: str) -> tuple[ModelT, SourceMap]:
     data, source = load_yaml(path, display)
     if not isinstance(data, dict):
         raise InputError([source.problem((), "expected a mapping of fields")])
@@ -95,7 +95,7 @@ def _load_part(
     if not path.exists():
         return None
     try:
-        return _load_model(path, model, _display(path, root))[0]
+        return load_model(path, model, _display(path, root))[0]
     except InputError as exc:
         problems.extend(exc.problems)
         return None

@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
 PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
 VERSION_RE = re.compile(r"[0-9]+(\.[0-9]+)*([.+_-]?[A-Za-z0-9]+)*")
+MAJOR_MINOR_RE = re.compile(r"[0-9]+\.[0-9]+")
 RELEASE_RE = re.compile(r"[0-9]{2}\.(0[1-9]|1[0-2])")
 REGISTRY_RE = re.compile(
     r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
@@ -75,6 +76,9 @@ PinnedVersion = Annotated[
     str,
     AfterValidator(_pattern("version", VERSION_RE, "digits and dots, like 2.15.0")),
     AfterValidator(_pep440),
+]
+MajorMinor = Annotated[
+    str, AfterValidator(_pattern("major.minor version", MAJOR_MINOR_RE, "like 2.41"))
 ]
 ReleaseId = Annotated[str, AfterValidator(_pattern("release id", RELEASE_RE, "YY.MM"))]
 Registry = Annotated[
@@ -148,8 +152,8 @@ class BaseImage(Strict):
     name: Name
     os: Name
     os_version: PinnedVersion
-    python: PinnedVersion
-    glibc: PinnedVersion
+    python: MajorMinor
+    glibc: MajorMinor
     pull: ImageRef | None = None
     bootstrap: Bootstrap | None = None
     apt_packages: list[PackageName] = Field(min_length=1)

@@ -10,11 +10,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import docker.errors
+import requests
+
 from .build import BuildOutcome, build_image, build_labels, content_key
 from .errors import StepError
 from .plan import ImageSpec, ReleasePlan
 from .publish import publish_image
-from .record import ImageRecord, ReleaseRecord, now, save_record
+from .record import (
+    BuildRecord,
+    ImageRecord,
+    PushRecord,
+    ReleaseRecord,
+    ValidationRecord,
+    now,
+    save_record,
+)
 from .registry import RegistryError, manifest_digest
 from .render import RenderedImage
 from .ui import Ui
@@ -53,6 +64,10 @@ def run_images(run: Run, images: list[ImageSpec]) -> None:
             _process(run, spec, record)
         except StepError as exc:
             run.ui.problem(spec.name, f"{exc.step}: {exc.message}")
+        except (docker.errors.DockerException, requests.RequestException) as exc:
+            # The engine went away between steps: fail this image, keep the record honest.
+            _fail_pending(record, f"engine: {exc.__class__.__name__}: {exc}")
+            run.ui.problem(spec.name, f"engine: {exc}")
         finally:
             run.save()
     run.record.finished = now()
@@ -84,6 +99,12 @@ def _parent_image(run: Run, spec: ImageSpec) -> str | None:
     return parent.build.image_id
 
 
+def _fail_pending(record: ImageRecord, reason: str) -> None:
+    for step in (record.build, record.validation, record.push):
+        if step.status == "pending":
+            step.status, step.error = "failed", reason
+
+
 def _block(record: ImageRecord, reason: str) -> None:
     for step in (record.build, record.validation, record.push):
         step.status = "blocked"
@@ -99,11 +120,11 @@ def _build(run: Run, spec: ImageSpec, record: ImageRecord, parent_id: str) -> No
     created = now()
     labels = build_labels(spec, created, run.revision, run.source)
     record.labels = labels
-    record.build = record.build.model_copy(update={
-        "status": "pending", "key": key, "created": created, "error": None, "reused": False,
-        "log": str(run.ui.log_path(spec.name))})
-    record.validation = type(record.validation)()
-    record.push = type(record.push)()
+    # A new build starts every step afresh: nothing of an earlier image may leak into it.
+    record.build = BuildRecord(status="pending", key=key, created=created,
+                               log=str(run.ui.log_path(spec.name)))
+    record.validation = ValidationRecord()
+    record.push = PushRecord()
     rendered = run.rendered[spec.name]
     run.ui.step(spec.name, f"building {rendered.local_ref}")
     try:
@@ -123,7 +144,7 @@ def _reusable(run: Run, record: ImageRecord, key: str) -> bool:
         return False
     try:
         run.client.api.inspect_image(build.image_id)
-    except Exception:
+    except (docker.errors.DockerException, requests.RequestException):
         return False
     return True
 
@@ -143,7 +164,9 @@ def _block_after_build(record: ImageRecord, reason: str) -> None:
 def _validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     image_id = record.build.image_id
     assert image_id is not None
-    if record.validation.verdict == "pass" and record.validation.image_id == image_id:
+    done = record.validation
+    # A pass without GPUs says nothing about the GPU checks: rerun when the mode differs.
+    if done.verdict == "pass" and done.image_id == image_id and done.gpu_mode == run.gpu_mode:
         run.ui.step(spec.name, "validation already passed for this image")
         record.validation.reused = True
         return
@@ -158,7 +181,7 @@ def _validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     report = outcome.report
     record.validation = record.validation.model_copy(update={
         "status": "ok" if report.verdict == "pass" else "failed", "verdict": report.verdict,
-        "image_id": image_id, "summary": report.summary, "reused": False,
+        "image_id": image_id, "gpu_mode": run.gpu_mode, "summary": report.summary, "reused": False,
         "failed_checks": [c.id for c in report.failed()], "report": str(outcome.json_path),
         "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "error": None})
     for check in report.checks:

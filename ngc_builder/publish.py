@@ -13,7 +13,7 @@ import requests
 
 from .errors import StepError
 from .plan import ImageSpec
-from .registry import RegistryError, manifest_digest
+from .registry import RegistryAuthError, RegistryError, manifest_digest
 from .streams import LineSink, StreamError, consume_push
 
 
@@ -34,7 +34,7 @@ def publish_image(
         client.api.tag(image_id, repository, spec.tag)
         stream = client.api.push(repository, tag=spec.tag, stream=True, decode=True)
         pushed = consume_push(stream, sink)
-        _confirm(registry, spec, pushed.digest)
+        _confirm(client, registry, spec, pushed.digest)
     except (StreamError, RegistryError, docker.errors.DockerException,
             requests.RequestException) as exc:
         _untag(client, ref)
@@ -42,8 +42,12 @@ def publish_image(
     return PushOutcome(ref, pushed.digest, time.monotonic() - started)
 
 
-def _confirm(registry: str, spec: ImageSpec, digest: str) -> None:
-    held = manifest_digest(registry, spec.name, spec.tag)
+def _confirm(client: Any, registry: str, spec: ImageSpec, digest: str) -> None:
+    try:
+        held = manifest_digest(registry, spec.name, spec.tag)
+    except RegistryAuthError:
+        # Registries behind a login answer us 401; the engine holds the credentials.
+        held = client.api.inspect_distribution(spec.remote_ref(registry))["Descriptor"]["digest"]
     if held != digest:
         raise RegistryError(f"registry holds {held} for {spec.tag}, engine pushed {digest}")
 

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .errors import InputError, Problem
+
 StepStatus = Literal["pending", "ok", "failed", "skipped", "blocked"]
 
 
@@ -36,6 +38,7 @@ class ValidationRecord(BaseModel):
     status: StepStatus = "pending"
     verdict: str | None = None
     image_id: str | None = None
+    gpu_mode: str | None = None
     summary: dict[str, int] = Field(default_factory=dict)
     failed_checks: list[str] = Field(default_factory=list)
     report: str | None = None
@@ -70,12 +73,22 @@ class ImageRecord(BaseModel):
         return "failed" in steps or "blocked" in steps
 
 
+class OsRecord(BaseModel):
+    """The OS image the release starts FROM, and how this run got it."""
+
+    ref: str
+    image_id: str
+    obtained: str
+    seconds: float
+
+
 class ReleaseRecord(BaseModel):
     release: str
     registry: str
     manifest: str
     started: str = Field(default_factory=now)
     finished: str | None = None
+    os: OsRecord | None = None
     images: dict[str, ImageRecord] = Field(default_factory=dict)
 
 
@@ -86,7 +99,13 @@ def record_path(build_dir: Path, release: str) -> Path:
 def load_record(path: Path) -> ReleaseRecord | None:
     if not path.exists():
         return None
-    return ReleaseRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        return ReleaseRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        reason = str(exc).splitlines()[0]
+        raise InputError([Problem(str(path), 1, "(record)",
+                                  f"unreadable release record ({reason}); move it away to "
+                                  "start this release afresh")]) from None
 
 
 def save_record(record: ReleaseRecord, path: Path) -> None:

@@ -19,6 +19,10 @@ class RegistryError(Exception):
     """The registry could not be reached or answered with an error."""
 
 
+class RegistryAuthError(RegistryError):
+    """The registry wants credentials (HTTP 401/403)."""
+
+
 def split_registry(registry: str) -> tuple[str, str]:
     """'host:5000/team' -> ('host:5000', 'team/')."""
     host, _, namespace = registry.partition("/")
@@ -70,5 +74,7 @@ def _request(method: str, url: str, headers: dict[str, str]) -> requests.Respons
 
 
 def _raise_for(response: requests.Response, url: str) -> None:
+    if response.status_code in (401, 403):
+        raise RegistryAuthError(f"{url}: HTTP {response.status_code} (credentials needed)")
     if response.status_code >= 400:
         raise RegistryError(f"{url}: HTTP {response.status_code}")

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from .build import project_revision, project_source
-from .engine import connect, gpu_mode
+from .engine import connect, gpu_mode, image_exists
 from .errors import InputError, Problem
 from .manifest import LoadedRelease, load_release
+from .models import REGISTRY_RE
 from .osbase import Strategy, ensure_os_image
 from .pipeline import Run, run_images
 from .plan import ReleasePlan, plan_release
-from .record import ImageRecord, ReleaseRecord, load_record, record_path
+from .record import ImageRecord, OsRecord, ReleaseRecord, load_record, record_path
 from .render import RenderedImage, render_release
 from .stackcheck import check_stacks
 from .ui import Ui, summary_table
@@ -47,18 +50,23 @@ def resolve_ca_bundle(option: Path | None) -> Path | None:
     """--ca-bundle, else $NGC_CA_BUNDLE, else the host's system bundle when present."""
     chosen = option or (Path(os.environ["NGC_CA_BUNDLE"]) if os.environ.get("NGC_CA_BUNDLE")
                         else None)
-    if chosen is not None:
-        if not chosen.is_file():
-            raise InputError([Problem(str(chosen), 1, "ca-bundle", "no such file")])
-        return chosen
-    return next((path for path in SYSTEM_CA_BUNDLES if path.is_file()), None)
+    if chosen is None:
+        return next((path for path in SYSTEM_CA_BUNDLES if path.is_file()), None)
+    try:
+        content = chosen.read_bytes()
+    except OSError as exc:
+        raise InputError([Problem(str(chosen), 1, "ca-bundle", exc.strerror or str(exc))]) from None
+    if b"-----BEGIN CERTIFICATE-----" not in content:
+        # An empty bundle would make every HTTPS download in the build fail much later.
+        raise InputError([Problem(str(chosen), 1, "ca-bundle", "holds no PEM certificate")])
+    return chosen
 
 
 def prepare(options: ReleaseOptions) -> tuple[LoadedRelease, ReleasePlan, list[RenderedImage]]:
     """Everything that needs no engine: fails fast, before a single layer is built."""
     loaded = load_release(options.manifest, options.root)
     if options.registry is not None:
-        _check_registry_option(options.registry)
+        check_registry_option(options.registry)
     plan = plan_release(loaded, options.registry)
     unknown = [name for name in options.only if name not in {i.name for i in plan.images}]
     if unknown:
@@ -68,9 +76,7 @@ def prepare(options: ReleaseOptions) -> tuple[LoadedRelease, ReleasePlan, list[R
     return loaded, plan, render_release(loaded, plan, resolve_ca_bundle(options.ca_bundle))
 
 
-def _check_registry_option(registry: str) -> None:
-    from .models import REGISTRY_RE
-
+def check_registry_option(registry: str) -> None:
     if not REGISTRY_RE.fullmatch(registry):
         raise InputError([Problem("--registry", 1, "registry",
                                   f"{registry!r} is not host[:port][/namespace]")])
@@ -97,10 +103,10 @@ def _run(
     rendered: list[RenderedImage], ui: Ui, context_dir: Path,
 ) -> ReleaseRecord:
     client = connect()
-    ui.step("os", f"ensuring {plan.os_ref} ({options.os_strategy})")
-    os_id = ensure_os_image(client, loaded.base, plan.os_ref, options.os_strategy, ui.sink("os"))
     path = record_path(options.build_dir, plan.release)
     record = _open_record(path, plan, loaded)
+    record.os = _ensure_os(client, loaded, plan, options.os_strategy, ui)
+    os_id = record.os.image_id
     run = Run(client=client, plan=plan, rendered={r.spec.name: r for r in rendered},
               context_dir=context_dir, report_dir=path.parent / "reports", record=record,
               record_file=path, os_image_id=os_id, revision=project_revision(loaded.root),
@@ -108,6 +114,20 @@ def _run(
               push=options.push, ui=ui)
     run_images(run, plan.select(options.only))
     return record
+
+
+def _ensure_os(
+    client: Any, loaded: LoadedRelease, plan: ReleasePlan, strategy: Strategy, ui: Ui
+) -> OsRecord:
+    ui.step("os", f"ensuring {plan.os_ref} ({strategy})")
+    present = image_exists(client, plan.os_ref)
+    started = time.monotonic()
+    image_id = ensure_os_image(client, loaded.base, plan.os_ref, strategy, ui.sink("os"))
+    origin = (client.api.inspect_image(image_id)["Config"].get("Labels") or {}).get(
+        "org.ngc-builder.os-origin", "pulled")
+    return OsRecord(ref=plan.os_ref, image_id=image_id,
+                    obtained="already present" if present else origin,
+                    seconds=round(time.monotonic() - started, 1))
 
 
 def _open_record(path: Path, plan: ReleasePlan, loaded: LoadedRelease) -> ReleaseRecord:

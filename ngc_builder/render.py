@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
+from .errors import InputError, Problem
 from .manifest import LoadedRelease
 from .plan import ImageSpec, ReleasePlan
 from .stackcheck import image_requirements
@@ -65,8 +67,35 @@ def render_release(
     done: dict[str, RenderedImage] = {}
     for spec in plan.images:
         parent_ref = plan.os_ref if spec.parent is None else done[spec.parent].local_ref
-        done[spec.name] = render_image(env, loaded, spec, parent_ref, ca_bundle)
+        try:
+            done[spec.name] = render_image(env, loaded, spec, parent_ref, ca_bundle)
+        except jinja2.TemplateError as exc:
+            raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
     return list(done.values())
+
+
+def template_problem(exc: jinja2.TemplateError, root: Path, image: str) -> Problem:
+    """A template mistake as `file:line: template: message`, whatever kind it is."""
+    if isinstance(exc, jinja2.TemplateNotFound):
+        return Problem(f"templates/{exc.name}", 1, "template", f"not found (image {image})")
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return Problem(_shown(exc.filename, root), exc.lineno, "template", exc.message or "")
+    # Runtime errors (an undefined name) carry their place only in the traceback, which
+    # Jinja rewrites to point into the template file.
+    for frame, line in reversed(list(traceback.walk_tb(exc.__traceback__))):
+        if frame.f_code.co_filename.endswith(".j2"):
+            return Problem(_shown(frame.f_code.co_filename, root), line, "template",
+                           str(exc.message or exc))
+    return Problem(f"(template of {image})", 1, "template", str(exc))
+
+
+def _shown(filename: str | None, root: Path) -> str:
+    if filename is None:
+        return "(template)"
+    try:
+        return str(Path(filename).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return filename
 
 
 def render_image(

@@ -67,7 +67,11 @@ def image_mismatches(
         if not _python_ok(top, target.python):
             messages.append(f"{line}: wheel needs Python {top.requires_python}, "
                             f"base has {target.python}")
-        for need in walk(Requirement(line), top, stack, target, fetch, line, 0):
+        needs = list(walk(Requirement(line), top, stack, target, fetch, line, 0))
+        if is_cuda_library(top.name):
+            # A CUDA wheel named directly (e.g. in extra_packages) must be the stack's too.
+            needs.append(Need(Requirement(line), "the image's own requirements"))
+        for need in needs:
             reason = mismatch(need.requirement, stack, image.stack)
             if reason:
                 messages.append(f"{image.image_name}: {_short(need.requirement)} (via {need.via}) "

@@ -18,7 +18,9 @@ GB = 1_000_000_000
 class Ui:
     """Progress to stderr (stdout stays clean for --json); every log line also to a file."""
 
-    def __init__(self, log_dir: Path, show_logs: bool = True, stream: TextIO | None = None):
+    def __init__(
+        self, log_dir: Path, show_logs: bool = True, stream: TextIO | None = None
+    ) -> None:
         target = stream or sys.stderr
         # Off a terminal (CI logs) rich would wrap at 80 columns and split log lines.
         width = None if target.isatty() else 160

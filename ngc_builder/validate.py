@@ -40,11 +40,12 @@ def validate_image(
     started = time.monotonic()
     try:
         stdout, stderr, status = run_runner(client, ref, gpu_mode, timeout)
+        labels = check_labels(client, ref, expected_labels)
     except (docker.errors.DockerException, requests.RequestException) as exc:
         # An engine error or a runner that outlives `timeout` fails this image, not the run.
         raise StepError(name, "validate", f"{exc.__class__.__name__}: {exc}") from None
     report = parse_report(stdout, stderr, status, gpu_mode)
-    report.checks.insert(0, check_labels(client, ref, expected_labels))
+    report.checks.insert(0, labels)
     json_path = out_dir / f"{name}.validation.json"
     junit_path = out_dir / f"{name}.junit.xml"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -101,7 +102,7 @@ def check_labels(client: Any, ref: str, expected: dict[str, str]) -> CheckResult
         return CheckResult("labels", "T0", "skip", "no release manifest given (--release)")
     try:
         found = client.api.inspect_image(ref)["Config"].get("Labels") or {}
-    except docker.errors.APIError as exc:
+    except (docker.errors.DockerException, requests.RequestException) as exc:
         return CheckResult("labels", "T0", "fail", f"cannot inspect {ref}: {exc}", fault="image")
     wrong = {key: found.get(key) for key, value in expected.items() if found.get(key) != value}
     if wrong:

@@ -58,8 +58,10 @@ def fetch_metadata(requirement: str, target: Target) -> WheelMetadata:
         data = json.loads(cached.read_text())
         return WheelMetadata(**{**data, "requires_dist": tuple(data["requires_dist"])})
     found = _ask_pip(requirement, target)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    cached.write_text(json.dumps(asdict(found)))
+    if "==" in requirement and "*" not in requirement:
+        # An exact pin names one wheel forever; a range may pick a newer one tomorrow.
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(asdict(found)))
     return found
 
 

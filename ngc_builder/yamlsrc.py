@@ -48,6 +48,9 @@ def load_yaml(path: Path, display: str) -> tuple[Any, SourceMap]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError([Problem(display, 1, "(file)", exc.strerror or str(exc))]) from None
+    except UnicodeDecodeError as exc:
+        line = text_line_of(path.read_bytes(), exc.start)
+        raise InputError([Problem(display, line, "(file)", "not UTF-8 text")]) from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -63,6 +66,10 @@ def load_yaml(path: Path, display: str) -> tuple[Any, SourceMap]:
     if problems:
         raise InputError(problems)
     return data, source
+
+
+def text_line_of(data: bytes, offset: int) -> int:
+    return data[:offset].count(b"\n") + 1
 
 
 def _walk(node: yaml.Node, loc: Loc, source: SourceMap, problems: list[Problem]) -> None:

@@ -32,6 +32,8 @@ FAKE_WHEELS = {
         'nvidia-nvshmem-cu13>=3.3.20; sys_platform == "linux" and extra == "with-cuda"',
     )),
     "six": WheelMetadata("six", "1.16.0", "", ()),
+    "nvidia-cublas": WheelMetadata("nvidia-cublas", "12.0.0", "", ()),
+    "nvidia-npp": WheelMetadata("nvidia-npp", "13.1.0.59", "", ()),
 }
 
 

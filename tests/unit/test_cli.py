@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from ngc_builder.cli import main
-from tests.conftest import WriteRelease
+from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 
 pytestmark = pytest.mark.unit
@@ -86,9 +86,24 @@ def test_release_rejects_a_missing_ca_bundle(write_release: WriteRelease,
                                              tmp_path: Path) -> None:
     code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
                           "--ca-bundle", str(tmp_path / "none.pem"))
-    assert code == 2 and "ca-bundle: no such file" in err
+    assert code == 2 and "ca-bundle: No such file or directory" in err
 
 
 def test_validate_needs_an_image_or_host() -> None:
     code, _, err = invoke("validate")
     assert code == 2 and "give IMAGE, or --host" in err
+
+
+def test_validate_host_runs_the_real_runner_here() -> None:
+    # No framework is installed in the test interpreter: the probe must fail, not pass.
+    code, out, _ = invoke("validate", "--host", "--framework", "jax", "--version", "0.12.0",
+                          "--root", str(REPO), "--json")
+    assert code == 1
+    checks = {c["id"]: c for c in json.loads(out)["checks"]}
+    assert checks["framework.import"]["status"] == "fail"
+    assert checks["jax.train_cpu"]["status"] == "skip"
+
+
+def test_validate_host_unknown_framework_exits_2(tmp_path: Path) -> None:
+    code, _, err = invoke("validate", "--host", "--framework", "nope", "--root", str(tmp_path))
+    assert code == 2 and "no such framework folder" in err

@@ -448,3 +448,17 @@ def test_validation_timeout_fails_that_image_only(setup: Setup) -> None:
     assert record.images["jax"].validation.status == "failed"
     assert setup.engine.touched_remote("jax") == []
     assert record.images["pytorch"].push.status == "ok"
+
+
+def test_a_cpu_validation_is_not_reused_on_a_gpu_run(setup: Setup) -> None:
+    setup.go()
+    run = setup.run()
+    run.gpu_mode = "required"
+    calls = len(setup.engine.calls)
+    try:
+        run_images(run, setup.plan.select(["jax"]))
+    finally:
+        run.ui.close()
+    jax = run.record.images["jax"].validation
+    assert not jax.reused and jax.gpu_mode == "required"
+    assert any(call[0] == "create" for call in setup.engine.calls[calls:])
