@@ -66,15 +66,10 @@ def fetch_metadata(requirement: str, target: Target) -> WheelMetadata:
 
 
 def _ask_pip(requirement: str, target: Target) -> WheelMetadata:
-    with tempfile.TemporaryDirectory(prefix="ngc-meta-") as scratch:
-        command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
-                   "--report", "-", "--no-deps", "--ignore-installed",
-                   "--ignore-requires-python", "--only-binary=:all:",
-                   "--use-feature=fast-deps", "--disable-pip-version-check",
-                   "--python-version", target.python, "--implementation", "cp",
-                   *[arg for p in target.platforms() for arg in ("--platform", p)],
-                   "--target", scratch, requirement]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = _pip_dry_run(requirement, target, ["--use-feature=fast-deps"])
+    if done.returncode != 0 and "fast-deps" in done.stderr and "invalid choice" in done.stderr:
+        # A pip without range-request metadata still answers, by downloading the wheel.
+        done = _pip_dry_run(requirement, target, [])
     if done.returncode != 0:
         lines = [ln for ln in done.stderr.splitlines() if ln.startswith("ERROR")]
         reason = lines[-1] if lines else done.stderr.strip()[-300:]
@@ -83,3 +78,17 @@ def _ask_pip(requirement: str, target: Target) -> WheelMetadata:
     meta = installs[0]["metadata"]
     return WheelMetadata(meta["name"], meta["version"], meta.get("requires_python") or "",
                          tuple(meta.get("requires_dist") or ()))
+
+
+def _pip_dry_run(
+    requirement: str, target: Target, features: list[str]
+) -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory(prefix="ngc-meta-") as scratch:
+        command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+                   "--report", "-", "--no-deps", "--ignore-installed",
+                   "--ignore-requires-python", "--only-binary=:all:", *features,
+                   "--disable-pip-version-check", "--python-version", target.python,
+                   "--implementation", "cp",
+                   *[arg for p in target.platforms() for arg in ("--platform", p)],
+                   "--target", scratch, requirement]
+        return subprocess.run(command, capture_output=True, text=True, check=False)
