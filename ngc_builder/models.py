@@ -40,20 +40,22 @@ def _pattern(kind: str, pattern: re.Pattern[str], hint: str) -> Callable[[str], 
     return check
 
 
-def _pep440(value: str) -> str:
-    try:
-        Version(value)
-    except InvalidVersion:
-        raise ValueError(f"{value!r} is not a PEP 440 version") from None
-    return value
+def _parses(parser: Callable[[str], object], error: type[Exception],
+            what: str) -> Callable[[str], str]:
+    """A validator that accepts what `parser` accepts, naming `what` was expected."""
+
+    def check(value: str) -> str:
+        try:
+            parser(value)
+        except error:
+            raise ValueError(f"{value!r} is not {what}") from None
+        return value
+
+    return check
 
 
-def _specifier(value: str) -> str:
-    try:
-        SpecifierSet(value)
-    except InvalidSpecifier:
-        raise ValueError(f"{value!r} is not a version range like '>=3.12'") from None
-    return value
+_pep440 = _parses(Version, InvalidVersion, "a PEP 440 version")
+_specifier = _parses(SpecifierSet, InvalidSpecifier, "a version range like '>=3.12'")
 
 
 def _requirement_template(value: str) -> str:

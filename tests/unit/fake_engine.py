@@ -1,0 +1,200 @@
+"""A fake Docker engine and registry for pipeline unit tests: it keeps images, tags and
+pushed digests in memory and records every call, so tests can prove what was (not) done."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+import requests
+
+from ngc_builder.pipeline import Run, run_images
+from ngc_builder.plan import ReleasePlan
+from ngc_builder.record import ReleaseRecord
+from ngc_builder.render import RenderedImage
+from ngc_builder.runner.report import CheckResult, RunReport
+from ngc_builder.ui import Ui
+
+Chunk = Mapping[str, Any]
+OS_ID = "sha256:" + "05" * 32
+REGISTRY = "localhost:5000"
+TAG = "26.11-py3"
+ALL = ["base", "cuda-cu13", "pytorch", "jax"]
+
+
+def sha_of(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class FakeEngine:
+    """Images, tags and a registry in memory; failures chosen per image name."""
+
+    fail_build: set[str] = field(default_factory=set)
+    fail_validation: set[str] = field(default_factory=set)
+    fail_push: set[str] = field(default_factory=set)
+    hang_validation: set[str] = field(default_factory=set)
+    drop_label: dict[str, str] = field(default_factory=dict)
+    images: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> name, labels
+    tags: dict[str, str] = field(default_factory=dict)  # ref -> id
+    registry: dict[tuple[str, str], str] = field(default_factory=dict)  # (name, tag) -> digest
+    calls: list[tuple[Any, ...]] = field(default_factory=list)
+    builds: int = 0
+
+    def calls_of(self, kind: str) -> list[tuple[Any, ...]]:
+        return [call for call in self.calls if call[0] == kind]
+
+    def built(self) -> list[str]:
+        return [call[1] for call in self.calls_of("build")]
+
+    def touched_remote(self, name: str) -> list[tuple[Any, ...]]:
+        """Every tag or push call that names `name` in the registry."""
+        repository = f"{REGISTRY}/{name}"
+        return [call for call in self.calls
+                if (call[0] == "tag" and call[2] == repository)
+                or (call[0] == "push" and call[1] == repository)]
+
+
+class FakeApi:
+    def __init__(self, engine: FakeEngine) -> None:
+        self.engine = engine
+
+    def build(self, *, path: str, tag: str, labels: dict[str, str], **kwargs: Any,
+              ) -> Iterator[Chunk]:
+        engine = self.engine
+        name = Path(path).name
+        engine.calls.append(("build", name, tag, kwargs))
+        yield {"stream": f"Step 1/2 : FROM parent-of-{name}\n"}
+        if name in engine.fail_build:
+            yield {"stream": "Step 2/2 : RUN pip install ...\n"}
+            yield {"errorDetail": {"code": 1, "message": f"{name}: pip install returned 1"},
+                   "error": f"{name}: pip install returned 1"}
+            yield {"stream": "after the error\n"}
+            return
+        engine.builds += 1
+        image_id = sha_of(f"{tag}|{engine.builds}")
+        kept = {k: v for k, v in labels.items() if k != engine.drop_label.get(name)}
+        engine.images[image_id] = {"name": name, "labels": kept}
+        engine.tags[tag] = image_id
+        yield {"aux": {"ID": image_id}}
+        yield {"stream": f"Successfully built {image_id[7:19]}\n"}
+
+    def _resolve(self, ref: str) -> str:
+        image_id = ref if ref in self.engine.images else self.engine.tags.get(ref)
+        if image_id is None or image_id not in self.engine.images:
+            raise docker.errors.ImageNotFound(f"No such image: {ref}")
+        return image_id
+
+    def inspect_image(self, ref: str) -> dict[str, Any]:
+        image_id = self._resolve(ref)
+        image = self.engine.images[image_id]
+        return {"Id": image_id, "Size": 1_000_000, "Config": {"Labels": dict(image["labels"])}}
+
+    def tag(self, image: str, repository: str, tag: str) -> bool:
+        self.engine.calls.append(("tag", image, repository, tag))
+        self.engine.tags[f"{repository}:{tag}"] = self._resolve(image)
+        return True
+
+    def push(self, repository: str, *, tag: str, **kwargs: Any) -> Iterator[Chunk]:
+        engine = self.engine
+        engine.calls.append(("push", repository, tag))
+        name = repository.rsplit("/", 1)[-1]
+        yield {"status": f"The push refers to repository [{repository}]"}
+        if name in engine.fail_push:
+            message = (f"Get \"http://{REGISTRY}/v2/\": dial tcp 127.0.0.1:5000: "
+                       "connect: connection refused")
+            yield {"errorDetail": {"message": message}, "error": message}
+            return
+        digest = sha_of(f"manifest of {engine.tags[f'{repository}:{tag}']}")
+        engine.registry[(name, tag)] = digest
+        yield {"status": f"{tag}: digest: {digest} size: 1234"}
+        yield {"progressDetail": {}, "aux": {"Tag": tag, "Digest": digest, "Size": 1234}}
+
+    def remove_image(self, ref: str, noprune: bool = False) -> None:
+        self.engine.calls.append(("remove_image", ref, noprune))
+        if ref not in self.engine.tags:
+            raise docker.errors.ImageNotFound(f"No such image: {ref}")
+        del self.engine.tags[ref]
+
+
+class FakeContainer:
+    def __init__(self, report: RunReport, hangs: bool = False) -> None:
+        self.report = report
+        self.hangs = hangs
+        self.removed = False
+
+    def start(self) -> None:
+        pass
+
+    def wait(self, timeout: int | None = None) -> dict[str, int]:
+        if self.hangs:  # what docker-py raises when the runner outlives `timeout`
+            raise requests.exceptions.ReadTimeout("Read timed out. (read timeout=1800)")
+        return {"StatusCode": 0 if self.report.verdict == "pass" else 1}
+
+    def logs(self, stdout: bool = True, stderr: bool = True) -> bytes:
+        if stdout and not stderr:
+            return json.dumps(self.report.to_dict()).encode()
+        return b"runner: done\n"
+
+    def remove(self, force: bool = False) -> None:
+        self.removed = True
+
+
+class FakeContainers:
+    def __init__(self, engine: FakeEngine) -> None:
+        self.engine = engine
+        self.created: list[FakeContainer] = []
+
+    def create(self, image: str, command: list[str], **kwargs: Any) -> FakeContainer:
+        name = self.engine.images[image]["name"]
+        self.engine.calls.append(("create", name, image, kwargs.get("network_disabled")))
+        report = RunReport(image=name, python="3.13.5", platform="linux-x86_64",
+                           gpu_mode=kwargs["environment"]["NGC_GPU"], gpu_expected=False)
+        report.checks.append(CheckResult("python.version", "T0", "pass", "3.13 as expected"))
+        if name in self.engine.fail_validation:
+            report.checks.append(CheckResult("framework.import", "T0", "fail",
+                                             "ImportError: libcudnn.so.9", fault="image"))
+        report.checks.append(CheckResult("gpu.visible", "T1", "skip", "no GPU"))
+        container = FakeContainer(report, hangs=name in self.engine.hang_validation)
+        self.created.append(container)
+        return container
+
+
+class FakeClient:
+    def __init__(self, engine: FakeEngine) -> None:
+        self.engine = engine
+        self.api = FakeApi(engine)
+        self.containers = FakeContainers(engine)
+
+
+@dataclass
+class Setup:
+    plan: ReleasePlan
+    rendered: dict[str, RenderedImage]
+    tmp: Path
+    engine: FakeEngine = field(default_factory=FakeEngine)
+    record: ReleaseRecord | None = None
+
+    def run(self, push: bool = True, record: ReleaseRecord | None = None) -> Run:
+        self.record = record or self.record or ReleaseRecord(
+            release=self.plan.release, registry=self.plan.registry, manifest="26.11.yaml")
+        ui = Ui(self.tmp / "logs", show_logs=False, stream=io.StringIO())
+        return Run(client=FakeClient(self.engine), plan=self.plan, rendered=self.rendered,
+                   context_dir=self.tmp / "context", report_dir=self.tmp / "reports",
+                   record=self.record, record_file=self.tmp / "release.json",
+                   os_image_id=OS_ID, revision="0123abc", source="https://example.invalid/ngc",
+                   gpu_mode="none", push=push, ui=ui)
+
+    def go(self, push: bool = True, only: list[str] | None = None) -> ReleaseRecord:
+        run = self.run(push)
+        try:
+            run_images(run, self.plan.select(only or []))
+        finally:
+            run.ui.close()
+        return run.record
