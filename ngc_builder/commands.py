@@ -64,7 +64,7 @@ def plan_command(manifest: Path, root: Path | None, registry: str | None, as_jso
     if registry is not None:
         check_registry_option(registry)
     plan = plan_release(load_release(manifest, root), registry)
-    rows = [{"image": i.name, "kind": i.kind, "parent": i.parent or plan.os_ref,
+    rows = [{"image": i.name, "kind": i.kind, "parent": i.parent or plan.os_ref(i),
              "push": i.remote_ref(plan.registry)} for i in plan.images]
     if as_json:
         print(json.dumps({"release": plan.release, "registry": plan.registry, "images": rows},

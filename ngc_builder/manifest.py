@@ -33,11 +33,33 @@ class LoadedRelease:
     """Everything a release needs, checked and cross-referenced."""
 
     release: Release
-    base: BaseImage
+    bases: dict[str, BaseImage]
     frameworks: dict[str, FrameworkDef]
     manifest: Path
     root: Path
     source: SourceMap
+
+    @property
+    def base(self) -> BaseImage:
+        """The release's default OS base."""
+        return self.bases[self.release.base]
+
+    def stack_base(self, stack_name: str) -> BaseImage:
+        return self.bases[base_name_of_stack(self.release, stack_name)]
+
+    def image_base(self, entry: ImageEntry) -> BaseImage:
+        return self.bases[base_name_of_image(self.release, entry)]
+
+
+def base_name_of_stack(release: Release, stack_name: str) -> str:
+    return release.cuda_stacks[stack_name].base or release.base
+
+
+def base_name_of_image(release: Release, entry: ImageEntry) -> str:
+    """A CUDA image sits on its stack's base; a CPU-only image on its own or the default."""
+    if entry.stack is not None and entry.stack in release.cuda_stacks:
+        return base_name_of_stack(release, entry.stack)
+    return entry.base or release.base
 
 
 def default_root(manifest: Path) -> Path:
@@ -50,16 +72,38 @@ def load_release(manifest: Path, root: Path | None = None) -> LoadedRelease:
     root = root or default_root(manifest)
     release, source = load_model(manifest, Release, _display(manifest, root))
     problems: list[Problem] = []
-    base = _load_part(root / "base-images" / f"{release.base}.yaml", BaseImage, root, problems)
-    if base is None and not (root / "base-images" / f"{release.base}.yaml").exists():
-        problems.append(source.problem(("base",), f"no base-images/{release.base}.yaml"))
+    bases = _load_bases(release, source, root, problems)
     frameworks = _load_frameworks(release, source, root, problems)
-    if base is not None:
-        problems += _cross_check(release, base, frameworks, source)
+    problems += _cross_check(release, bases, frameworks, source)
     if problems:
         raise InputError(problems)
-    assert base is not None
-    return LoadedRelease(release, base, frameworks, manifest.resolve(), root, source)
+    return LoadedRelease(release, bases, frameworks, manifest.resolve(), root, source)
+
+
+def _base_references(release: Release) -> list[tuple[str, tuple[str | int, ...]]]:
+    found: list[tuple[str, tuple[str | int, ...]]] = [(release.base, ("base",))]
+    found += [(stack.base, ("cuda_stacks", name, "base"))
+              for name, stack in release.cuda_stacks.items() if stack.base]
+    found += [(image.base, ("images", index, "base"))
+              for index, image in enumerate(release.images) if image.base]
+    return found
+
+
+def _load_bases(
+    release: Release, source: SourceMap, root: Path, problems: list[Problem]
+) -> dict[str, BaseImage]:
+    bases: dict[str, BaseImage] = {}
+    seen: set[str] = set()
+    for name, where in _base_references(release):
+        path = root / "base-images" / f"{name}.yaml"
+        if name in seen:
+            continue
+        seen.add(name)
+        if not path.exists():
+            problems.append(source.problem(where, f"no base-images/{name}.yaml"))
+        elif (loaded := _load_part(path, BaseImage, root, problems)) is not None:
+            bases[name] = loaded
+    return bases
 
 
 def _display(path: Path, root: Path) -> str:
@@ -131,7 +175,8 @@ def _load_framework(folder: Path, root: Path, problems: list[Problem]) -> Framew
 
 
 def _cross_check(
-    release: Release, base: BaseImage, frameworks: dict[str, FrameworkDef], source: SourceMap
+    release: Release, bases: dict[str, BaseImage], frameworks: dict[str, FrameworkDef],
+    source: SourceMap,
 ) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -142,9 +187,27 @@ def _cross_check(
             problems.append(source.problem((*where, "name"), f"image name {name!r} is taken"))
         seen.add(name)
         framework = frameworks.get(image.framework)
-        if framework is not None:
+        base = bases.get(base_name_of_image(release, image))
+        if framework is not None and base is not None:
             problems += _check_image(release, base, image, framework.spec, where, source)
     return problems
+
+
+def _check_placement(
+    release: Release, image: ImageEntry, framework: Framework, where: tuple[str | int, ...],
+    source: SourceMap,
+) -> list[Problem]:
+    """A CUDA framework needs a stack that exists; a stack image takes its stack's base."""
+    if image.stack is not None and image.stack not in release.cuda_stacks:
+        return [source.problem((*where, "stack"), f"no cuda_stacks.{image.stack}")]
+    if image.stack is not None and image.base is not None:
+        return [source.problem((*where, "base"), (
+            f"an image on stack {image.stack} uses that stack's base: "
+            f"set cuda_stacks.{image.stack}.base instead"))]
+    if image.stack is None and framework.needs_cuda(image.variant):
+        return [source.problem((*where, "stack"),
+                               f"{framework.name} needs a CUDA {framework.cuda_major} stack")]
+    return []
 
 
 def _check_image(
@@ -155,11 +218,10 @@ def _check_image(
     where: tuple[str | int, ...],
     source: SourceMap,
 ) -> list[Problem]:
-    problems: list[Problem] = []
-    stack = release.cuda_stacks.get(image.stack)
-    if stack is None:
-        problems.append(source.problem((*where, "stack"), f"no cuda_stacks.{image.stack}"))
-    elif framework.cuda_major is not None and stack.cuda_major != framework.cuda_major:
+    problems = _check_placement(release, image, framework, where, source)
+    stack = release.cuda_stacks.get(image.stack) if image.stack else None
+    wanted = framework.cuda_major
+    if stack is not None and wanted is not None and stack.cuda_major != wanted:
         problems.append(source.problem((*where, "stack"), (
             f"{framework.name} needs CUDA {framework.cuda_major}, "
             f"stack {image.stack} is CUDA {stack.cuda}")))

@@ -107,6 +107,7 @@ class Strict(BaseModel):
 
 class CudaStack(Strict):
     cuda: PinnedVersion
+    base: Name | None = None
     wheels: dict[PackageName, PinnedVersion] = Field(min_length=1)
     libraries: dict[LibraryName, PackageName] = Field(default_factory=dict)
 
@@ -125,7 +126,8 @@ class CudaStack(Strict):
 class ImageEntry(Strict):
     framework: Name
     version: PinnedVersion
-    stack: Name
+    stack: Name | None = None
+    base: Name | None = None
     name: Name | None = None
     variant: Name = "default"
     extra_packages: dict[PackageName, PinnedVersion] = Field(default_factory=dict)
@@ -175,10 +177,18 @@ class Framework(Strict):
     python: PythonRange
     cuda_major: int | None = None
     requirements: dict[Name, list[RequirementTemplate]]
+    # Variants that run without CUDA (e.g. jax's "cpu"): they may stand on a bare base.
+    cpu_variants: list[Name] = Field(default_factory=list)
     apt_packages: list[PackageName] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _has_default_variant(self) -> Framework:
         if "default" not in self.requirements:
             raise ValueError("requirements needs a 'default' variant")
+        unknown = sorted(set(self.cpu_variants) - set(self.requirements))
+        if unknown:
+            raise ValueError(f"cpu_variants names no requirements variant: {unknown}")
         return self
+
+    def needs_cuda(self, variant: str) -> bool:
+        return self.cuda_major is not None and variant not in self.cpu_variants

@@ -43,7 +43,7 @@ class Run:
     report_dir: Path
     record: ReleaseRecord
     record_file: Path
-    os_image_id: str
+    os_image_ids: dict[str, str]
     revision: str
     source: str
     gpu_mode: str
@@ -77,8 +77,9 @@ def run_images(run: Run, images: list[ImageSpec]) -> None:
 def _process(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     parent_id = _parent_image(run, spec)
     if parent_id is None:
-        _block(record, f"{spec.parent} did not pass")
-        raise StepError(spec.name, "build", f"blocked: parent {spec.parent} did not pass")
+        parent = spec.parent or f"OS {spec.base}"
+        _block(record, f"{parent} did not pass")
+        raise StepError(spec.name, "build", f"blocked: {parent} did not pass")
     _build(run, spec, record, parent_id)
     _validate(run, spec, record)
     if run.push:
@@ -90,7 +91,7 @@ def _process(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
 
 def _parent_image(run: Run, spec: ImageSpec) -> str | None:
     if spec.parent is None:
-        return run.os_image_id
+        return run.os_image_ids.get(spec.base)
     parent = run.record.images.get(spec.parent)
     # A failed push of the parent does not block children: they still build and validate,
     # and their own push fails (loudly) while the registry is down.

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from .errors import InputError, Problem
 
@@ -77,9 +77,10 @@ class OsRecord(BaseModel):
     """The OS image the release starts FROM, and how this run got it."""
 
     ref: str
-    image_id: str
+    image_id: str | None = None
     obtained: str
     seconds: float
+    error: str | None = None
 
 
 class ReleaseRecord(BaseModel):
@@ -88,7 +89,15 @@ class ReleaseRecord(BaseModel):
     manifest: str
     started: str = Field(default_factory=now)
     finished: str | None = None
-    os: OsRecord | None = None
+    os: dict[str, OsRecord] = Field(default_factory=dict)
+
+    @field_validator("os", mode="before")
+    @classmethod
+    def _one_os_per_base(cls, value: object) -> object:
+        # Records written before releases had several bases held one OS entry (or none).
+        if value is None or (isinstance(value, dict) and "ref" in value):
+            return {}
+        return value
     images: dict[str, ImageRecord] = Field(default_factory=dict)
 
 

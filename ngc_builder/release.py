@@ -14,7 +14,7 @@ from rich.console import Console
 
 from .build import project_revision, project_source
 from .engine import connect, gpu_mode, image_exists
-from .errors import InputError, Problem
+from .errors import InputError, Problem, StepError
 from .manifest import LoadedRelease, load_release
 from .models import REGISTRY_RE
 from .osbase import Strategy, ensure_os_image
@@ -105,28 +105,38 @@ def _run(
     client = connect()
     path = record_path(options.build_dir, plan.release)
     record = _open_record(path, plan, loaded)
-    record.os = _ensure_os(client, loaded, plan, options.os_strategy, ui)
-    os_id = record.os.image_id
+    selected = plan.select(options.only)
+    for base_name in sorted({spec.base for spec in selected if spec.kind == "base"}):
+        record.os[base_name] = _ensure_os(client, loaded, plan, base_name, options, ui)
+    os_ids = {name: os.image_id for name, os in record.os.items() if os.image_id}
     run = Run(client=client, plan=plan, rendered={r.spec.name: r for r in rendered},
               context_dir=context_dir, report_dir=path.parent / "reports", record=record,
-              record_file=path, os_image_id=os_id, revision=project_revision(loaded.root),
+              record_file=path, os_image_ids=os_ids, revision=project_revision(loaded.root),
               source=project_source(loaded.root, loaded.release.source), gpu_mode=gpu_mode(),
               push=options.push, ui=ui)
-    run_images(run, plan.select(options.only))
+    run_images(run, selected)
     return record
 
 
 def _ensure_os(
-    client: Any, loaded: LoadedRelease, plan: ReleasePlan, strategy: Strategy, ui: Ui
+    client: Any, loaded: LoadedRelease, plan: ReleasePlan, base_name: str,
+    options: ReleaseOptions, ui: Ui,
 ) -> OsRecord:
-    ui.step("os", f"ensuring {plan.os_ref} ({strategy})")
-    present = image_exists(client, plan.os_ref)
+    """Obtain one OS image; a failure is recorded and blocks only the images on it."""
+    ref = plan.os_refs[base_name]
+    ui.step(f"os-{base_name}", f"ensuring {ref} ({options.os_strategy})")
+    present = image_exists(client, ref)
     started = time.monotonic()
-    image_id = ensure_os_image(client, loaded.base, plan.os_ref, strategy, ui.sink("os"))
+    try:
+        image_id = ensure_os_image(client, loaded.bases[base_name], ref, options.os_strategy,
+                                   ui.sink(f"os-{base_name}"))
+    except StepError as exc:
+        ui.problem(f"os-{base_name}", f"{exc.step}: {exc.message}")
+        return OsRecord(ref=ref, obtained="failed", error=f"{exc.step}: {exc.message}",
+                        seconds=round(time.monotonic() - started, 1))
     origin = (client.api.inspect_image(image_id)["Config"].get("Labels") or {}).get(
         "org.ngc-builder.os-origin", "pulled")
-    return OsRecord(ref=plan.os_ref, image_id=image_id,
-                    obtained="already present" if present else origin,
+    return OsRecord(ref=ref, image_id=image_id, obtained="already present" if present else origin,
                     seconds=round(time.monotonic() - started, 1))
 
 

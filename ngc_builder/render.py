@@ -66,7 +66,7 @@ def render_release(
     env = environment(loaded.root)
     done: dict[str, RenderedImage] = {}
     for spec in plan.images:
-        parent_ref = plan.os_ref if spec.parent is None else done[spec.parent].local_ref
+        parent_ref = plan.os_ref(spec) if spec.parent is None else done[spec.parent].local_ref
         try:
             done[spec.name] = render_image(env, loaded, spec, parent_ref, ca_bundle)
         except jinja2.TemplateError as exc:
@@ -102,7 +102,8 @@ def render_image(
     env: jinja2.Environment, loaded: LoadedRelease, spec: ImageSpec, parent_ref: str,
     ca_bundle: Path | None,
 ) -> RenderedImage:
-    context = {"release": loaded.release.release, "parent_ref": parent_ref, "base": loaded.base}
+    context = {"release": loaded.release.release, "parent_ref": parent_ref,
+               "base": loaded.bases[spec.base]}
     if spec.kind == "base":
         return _render_base(env, spec, context, loaded, ca_bundle)
     if spec.kind == "cuda":
@@ -115,7 +116,8 @@ def _render_base(
     loaded: LoadedRelease, ca_bundle: Path | None,
 ) -> RenderedImage:
     files = runner_files()
-    files["expect/00-base.json"] = _json({"image": spec.name, "python": loaded.base.python})
+    files["expect/00-base.json"] = _json({"image": spec.name,
+                                          "python": loaded.bases[spec.base].python})
     if ca_bundle is not None:
         files[CA_BUNDLE_NAME] = ca_bundle.read_bytes()
     text = env.get_template("base.Dockerfile.j2").render(ca_bundle=ca_bundle is not None,

@@ -47,10 +47,11 @@ def image_requirements(loaded: LoadedRelease, image: ImageEntry) -> list[str]:
 
 def check_stacks(loaded: LoadedRelease, fetch: Fetcher = fetch_metadata) -> None:
     """Raise InputError naming every framework requirement its stack does not meet."""
-    target = Target(loaded.base.python, loaded.base.glibc)
     problems: list[Problem] = []
     for index, image in enumerate(loaded.release.images):
-        stack = loaded.release.cuda_stacks[image.stack]
+        base = loaded.image_base(image)
+        target = Target(base.python, base.glibc)
+        stack = loaded.release.cuda_stacks[image.stack] if image.stack else None
         where = ("images", index, "version")
         for message in image_mismatches(loaded, image, stack, target, fetch):
             problems.append(loaded.source.problem(where, message))
@@ -59,7 +60,8 @@ def check_stacks(loaded: LoadedRelease, fetch: Fetcher = fetch_metadata) -> None
 
 
 def image_mismatches(
-    loaded: LoadedRelease, image: ImageEntry, stack: CudaStack, target: Target, fetch: Fetcher
+    loaded: LoadedRelease, image: ImageEntry, stack: CudaStack | None, target: Target,
+    fetch: Fetcher,
 ) -> list[str]:
     messages: list[str] = []
     for line in image_requirements(loaded, image):
@@ -80,7 +82,7 @@ def image_mismatches(
 
 
 def walk(
-    requirement: Requirement, meta: WheelMetadata, stack: CudaStack, target: Target,
+    requirement: Requirement, meta: WheelMetadata, stack: CudaStack | None, target: Target,
     fetch: Fetcher, via: str, depth: int,
 ) -> Iterator[Need]:
     """Yield the CUDA-library requirements reachable through `meta` and its extras."""
@@ -107,7 +109,11 @@ def applies(requirement: Requirement, extras: set[str], target: Target) -> bool:
                for extra in (extras or {""}))
 
 
-def mismatch(requirement: Requirement, stack: CudaStack, stack_name: str) -> str | None:
+def mismatch(
+    requirement: Requirement, stack: CudaStack | None, stack_name: str | None
+) -> str | None:
+    if stack is None:
+        return "is a CUDA library, but the image has no CUDA stack"
     pinned = _stack_version(requirement.name, stack)
     if pinned is None:
         return f"is not in stack {stack_name}"
@@ -124,9 +130,9 @@ def _stack_version(name: str, stack: CudaStack) -> str | None:
     return None
 
 
-def _follow_version(requirement: Requirement, stack: CudaStack) -> str:
+def _follow_version(requirement: Requirement, stack: CudaStack | None) -> str:
     # A CUDA meta-package is read at the stack's version; anything else at what pip picks.
-    pinned = _stack_version(requirement.name, stack)
+    pinned = _stack_version(requirement.name, stack) if stack is not None else None
     if pinned is not None:
         return f"{requirement.name}=={pinned}"
     return f"{requirement.name}{requirement.specifier}"

@@ -188,7 +188,7 @@ class Setup:
         return Run(client=FakeClient(self.engine), plan=self.plan, rendered=self.rendered,
                    context_dir=self.tmp / "context", report_dir=self.tmp / "reports",
                    record=self.record, record_file=self.tmp / "release.json",
-                   os_image_id=OS_ID, revision="0123abc", source="https://example.invalid/ngc",
+                   os_image_ids={"debian-trixie": OS_ID}, revision="0123abc", source="https://example.invalid/ngc",
                    gpu_mode="none", push=push, ui=ui)
 
     def go(self, push: bool = True, only: list[str] | None = None) -> ReleaseRecord:

@@ -28,7 +28,8 @@ def test_order_is_base_then_cuda_then_frameworks(loaded: LoadedRelease) -> None:
         ("jax", "framework", "cuda-cu13"),
     ]
     assert plan.release == "26.11"
-    assert plan.os_ref == "ngc-local/os-debian-trixie:13"
+    assert plan.os_refs == {"debian-trixie": "ngc-local/os-debian-trixie:13"}
+    assert plan.os_ref(plan.get("base")) == "ngc-local/os-debian-trixie:13"
 
 
 def test_every_parent_comes_before_its_child(loaded: LoadedRelease) -> None:
