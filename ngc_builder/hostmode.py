@@ -63,7 +63,7 @@ def validate_host_command(
         (probes / f"{spec.name}.py").write_bytes((folder / "probe.py").read_bytes())
         expect = {"image": f"host:{spec.name}", "framework": spec.name, "probe": spec.name,
                   "distribution": spec.distribution, "import_name": spec.import_name,
-                  "version": version or _installed(python, spec.distribution)}
+                  "version": version or _installed(python, spec.distribution or spec.name)}
         (expect_dir / "20-framework.json").write_text(json.dumps(expect))
         report = _run_with(python, expect_dir, probes)
     if junit is not None:

@@ -173,7 +173,8 @@ class Framework(Strict):
     name: Name
     title: Title
     import_name: Identifier
-    distribution: PackageName
+    # The pip distribution that carries the version; null for OS-packaged frameworks.
+    distribution: PackageName | None
     python: PythonRange
     cuda_major: int | None = None
     requirements: dict[Name, list[RequirementTemplate]]

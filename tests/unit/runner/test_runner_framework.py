@@ -167,3 +167,14 @@ def test_probe_cannot_shadow_core_checks(fakefw: Path) -> None:
     got = statuses(run(expect(), fakefw, "none", visible=False))
     assert got["framework.import"][0] == "fail"
     assert "reuses check ids pip.check" in got["framework.import"][1]
+
+
+def test_os_packaged_framework_is_versioned_by_its_module(fakefw: Path) -> None:
+    # distribution: null (Debian's python3-caffe, python3-theano): no pip metadata counts,
+    # the module's __version__ decides, and a wrong one still fails.
+    passed = statuses(run(expect(distribution=None), fakefw, "none", visible=False))
+    assert passed["framework.version"][0] == "pass"
+    assert "OS package" in passed["framework.version"][1]
+    failed = statuses(run(expect(distribution=None, version="9.9"), fakefw, "none",
+                          visible=False))
+    assert failed["framework.version"][0] == "fail"
