@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import time
 from dataclasses import dataclass
@@ -26,8 +27,10 @@ class BuildOutcome:
 
 
 def content_key(rendered: RenderedImage, parent_id: str) -> str:
-    """Dockerfile + context + the parent's exact image: equal keys build equal images."""
-    return hashlib.sha256(f"{rendered.digest()}|{parent_id}".encode()).hexdigest()
+    """Dockerfile + context + planned labels + the parent's exact image: equal keys build
+    equal images (labels count: the validation checks them)."""
+    labels = json.dumps(rendered.spec.labels, sort_keys=True)
+    return hashlib.sha256(f"{rendered.digest()}|{labels}|{parent_id}".encode()).hexdigest()
 
 
 def build_labels(spec: ImageSpec, created: str, revision: str, source: str) -> dict[str, str]:

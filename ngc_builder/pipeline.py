@@ -29,7 +29,7 @@ from .record import (
 from .registry import RegistryError, manifest_digest
 from .render import RenderedImage
 from .ui import Ui
-from .validate import validate_image
+from .validate import tier_verdicts, validate_image
 
 
 @dataclass
@@ -59,6 +59,7 @@ def run_images(run: Run, images: list[ImageSpec]) -> None:
     for spec in images:
         record = run.record.images.get(spec.name) or ImageRecord(
             name=spec.name, kind=spec.kind, parent=spec.parent)
+        record.expect_failure = spec.entry.expect_failure if spec.entry else None
         run.record.images[spec.name] = record
         try:
             _process(run, spec, record)
@@ -69,6 +70,7 @@ def run_images(run: Run, images: list[ImageSpec]) -> None:
             _fail_pending(record, f"engine: {exc.__class__.__name__}: {exc}")
             run.ui.problem(spec.name, f"engine: {exc}")
         finally:
+            _tell_expectation(run, record)
             run.save()
     run.record.finished = now()
     run.save()
@@ -98,6 +100,14 @@ def _parent_image(run: Run, spec: ImageSpec) -> str | None:
     if parent is None or parent.build.status != "ok" or parent.validation.verdict != "pass":
         return None
     return parent.build.image_id
+
+
+def _tell_expectation(run: Run, record: ImageRecord) -> None:
+    if record.outcome == "xfail":
+        run.ui.step(record.name, f"expected failure ({record.expect_failure})")
+    elif record.outcome == "xpass":
+        run.ui.problem(record.name, "passed although the manifest expects it to fail: "
+                                    "remove its expect_failure")
 
 
 def _fail_pending(record: ImageRecord, reason: str) -> None:
@@ -185,6 +195,7 @@ def _validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
         "image_id": image_id, "gpu_mode": run.gpu_mode, "summary": report.summary, "reused": False,
         "failed_checks": [c.id for c in report.failed()], "report": str(outcome.json_path),
         "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "error": None})
+    record.validation.tiers = tier_verdicts(report)
     for check in report.checks:
         run.ui.line(spec.name, f"{check.status:4} {check.tier} {check.id}: {check.message}")
     if report.verdict != "pass":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .drivers import minimum_driver
 from .manifest import LoadedRelease, base_name_of_image, base_name_of_stack
 from .models import BaseImage, CudaStack, ImageEntry
 
@@ -111,6 +112,9 @@ def _common_labels(loaded: LoadedRelease, name: str, base: BaseImage) -> dict[st
 
 def stack_labels(stack_name: str, stack: CudaStack) -> dict[str, str]:
     labels = {f"{LABEL_PREFIX}.stack": stack_name, f"{LABEL_PREFIX}.cuda": stack.cuda}
+    driver = minimum_driver(stack.cuda)
+    if driver is not None:
+        labels[f"{LABEL_PREFIX}.min-driver"] = driver
     for library, wheel in sorted(stack.libraries.items()):
         labels[f"{LABEL_PREFIX}.{library}"] = stack.wheels[wheel]
     return labels

@@ -40,6 +40,7 @@ class ValidationRecord(BaseModel):
     image_id: str | None = None
     gpu_mode: str | None = None
     summary: dict[str, int] = Field(default_factory=dict)
+    tiers: dict[str, str] = Field(default_factory=dict)
     failed_checks: list[str] = Field(default_factory=list)
     report: str | None = None
     junit: str | None = None
@@ -62,6 +63,7 @@ class ImageRecord(BaseModel):
     name: str
     kind: str
     parent: str | None = None
+    expect_failure: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     build: BuildRecord = Field(default_factory=BuildRecord)
     validation: ValidationRecord = Field(default_factory=ValidationRecord)
@@ -71,6 +73,17 @@ class ImageRecord(BaseModel):
     def failed(self) -> bool:
         steps = (self.build.status, self.validation.status, self.push.status)
         return "failed" in steps or "blocked" in steps
+
+    @property
+    def outcome(self) -> str:
+        """ok, failed, expected failure (xfail) or unexpected pass (xpass)."""
+        if self.expect_failure is None:
+            return "failed" if self.failed else "ok"
+        return "xfail" if self.failed else "xpass"
+
+    @property
+    def breaks_the_run(self) -> bool:
+        return self.outcome in ("failed", "xpass")
 
 
 class OsRecord(BaseModel):

@@ -95,7 +95,7 @@ def run_release(options: ReleaseOptions) -> int:
         ui.close()
     selected = [record.images[i.name] for i in plan.select(options.only) if i.name in record.images]
     _report(record, selected, options.as_json)
-    return 1 if any(image.failed for image in selected) else 0
+    return 1 if any(image.breaks_the_run for image in selected) else 0
 
 
 def _run(

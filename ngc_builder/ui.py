@@ -89,6 +89,8 @@ def summary_table(record: ReleaseRecord, images: list[ImageRecord]) -> Table:
 
 
 def _build_cell(image: ImageRecord) -> str:
+    if image.outcome == "xfail":
+        return f"expected failure: {image.build.error or image.validation.error or ''}"[:120]
     build = image.build
     if build.status == "ok" and build.reused:
         return "reused"

@@ -86,6 +86,21 @@ def parse_report(stdout: str, stderr: str, status: int, gpu_mode: str) -> RunRep
         return failed
 
 
+def tier_verdicts(report: RunReport) -> dict[str, str]:
+    """Per tier: fail if any check failed, pass if any passed, else skip (with the reason)."""
+    verdicts: dict[str, str] = {}
+    for tier in sorted({check.tier for check in report.checks}):
+        statuses = [c for c in report.checks if c.tier == tier]
+        if any(c.status == "fail" for c in statuses):
+            verdicts[tier] = "fail"
+        elif any(c.status == "pass" for c in statuses):
+            skipped = sum(c.status == "skip" for c in statuses)
+            verdicts[tier] = f"pass ({skipped} skipped)" if skipped else "pass"
+        else:
+            verdicts[tier] = f"skip: {statuses[0].message}"
+    return verdicts
+
+
 def crash_summary(stderr: str) -> str:
     """The fatal error and the innermost frame from a faulthandler dump, else the last lines."""
     lines = [line.strip() for line in stderr.strip().splitlines()]

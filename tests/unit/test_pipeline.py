@@ -6,6 +6,7 @@ so each test can prove what was (and was never) tagged or pushed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -276,3 +277,27 @@ def test_a_cpu_validation_is_not_reused_on_a_gpu_run(setup: Setup) -> None:
     jax = run.record.images["jax"].validation
     assert not jax.reused and jax.gpu_mode == "required"
     assert any(call[0] == "create" for call in setup.engine.calls[calls:])
+
+
+def _expect_jax_to_fail(setup: Setup) -> None:
+    jax = setup.plan.get("jax")
+    assert jax.entry is not None
+    marked = dataclasses.replace(
+        jax, entry=jax.entry.model_copy(update={"expect_failure": "no wheel for this Python"}))
+    setup.plan.images[setup.plan.images.index(jax)] = marked
+
+
+def test_an_expected_failure_is_recorded_but_does_not_break_the_run(setup: Setup) -> None:
+    _expect_jax_to_fail(setup)
+    setup.engine.fail_build = {"jax"}
+    record = setup.go()
+    jax = record.images["jax"]
+    assert jax.outcome == "xfail" and not jax.breaks_the_run
+    assert setup.engine.touched_remote("jax") == []
+    assert record.images["pytorch"].outcome == "ok"
+
+
+def test_an_unexpected_pass_breaks_the_run(setup: Setup) -> None:
+    _expect_jax_to_fail(setup)
+    record = setup.go()
+    assert record.images["jax"].outcome == "xpass" and record.images["jax"].breaks_the_run

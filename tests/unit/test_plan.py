@@ -135,3 +135,11 @@ images:
     assert image.remote_ref(plan.registry) == "localhost:5000/jax-cpu:26.11-py3"
     assert image.labels[f"{LABEL_PREFIX}.framework"] == "jax"
     assert image.labels[f"{LABEL_PREFIX}.stack"] == "cu13b"
+
+
+@pytest.mark.parametrize("cuda,driver", [("13.2", "580"), ("12.9", "525.60.13"),
+                                         ("11.7", "450.80.02"), ("10.2", None)])
+def test_minimum_driver_follows_nvidias_table(cuda: str, driver: str | None) -> None:
+    from ngc_builder.drivers import minimum_driver
+
+    assert minimum_driver(cuda) == driver

@@ -1,0 +1,22 @@
+"""The oldest NVIDIA driver an image's CUDA runtime works with.
+
+From NVIDIA's published table for CUDA minor version compatibility (CUDA Compatibility guide,
+"CUDA Toolkit 11.x, 12.x and 13.x Driver Version Ranges", and the CUDA Toolkit release notes
+for the exact Linux x86_64 versions): a runtime of one major release runs, with the limited
+feature set of minor version compatibility, on any driver from this version on.
+"""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+MIN_LINUX_DRIVER = {
+    13: "580",
+    12: "525.60.13",
+    11: "450.80.02",
+}
+
+
+def minimum_driver(cuda: str) -> str | None:
+    """'13.2' -> '580'; None for a CUDA major release the table does not cover."""
+    return MIN_LINUX_DRIVER.get(Version(cuda).major)
