@@ -15,6 +15,7 @@ from .commands import (
     plan_command,
     release_command,
     render_command,
+    report_command,
 )
 from .hostmode import validate_host_command, validate_image_command
 from .osbase import Strategy
@@ -136,3 +137,17 @@ def validate(image: str | None, host: bool, framework: str | None, version: str 
                                                        junit, as_json)))
     assert image is not None
     sys.exit(guarded(lambda: validate_image_command(image, manifest, out, junit, as_json)))
+
+
+@main.command()
+@MANIFEST
+@ROOT
+@click.option("--build-dir", type=click.Path(path_type=Path), default=Path("build"),
+              show_default=True, help="Where the release record is.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("docs/support-matrix.md"),
+              show_default=True, help="The Markdown support matrix to write.")
+@JSON
+def report(manifest: Path, root: Path | None, build_dir: Path, out: Path,
+           as_json: bool) -> None:
+    """Write the support matrix (Markdown) from the release record; --json prints the record."""
+    sys.exit(guarded(lambda: report_command(manifest, root, build_dir, out, as_json)))

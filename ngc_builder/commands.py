@@ -14,8 +14,10 @@ from pathlib import Path
 from .errors import EngineError, InputError, Problem, StepError
 from .manifest import load_release
 from .plan import plan_release
+from .record import load_record, record_path
 from .release import ReleaseOptions, check_registry_option, prepare, run_release
 from .render import render_release
+from .report import support_matrix
 from .stackcheck import check_stacks
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -91,3 +93,20 @@ def render_command(options: ReleaseOptions, out: Path, as_json: bool) -> int:
 
 def release_command(options: ReleaseOptions) -> int:
     return run_release(options)
+
+
+def report_command(manifest: Path, root: Path | None, build_dir: Path, out: Path,
+                   as_json: bool) -> int:
+    loaded = load_release(manifest, root)
+    path = record_path(build_dir, loaded.release.release)
+    record = load_record(path)
+    if record is None:
+        raise InputError([Problem(str(path), 1, "(record)",
+                                  "no release record: run `ngc-builder release` first")])
+    if as_json:
+        print(record.model_dump_json(indent=2))
+        return EXIT_OK
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(support_matrix(loaded, record, path), encoding="utf-8")
+    print(f"wrote {out}")
+    return EXIT_OK

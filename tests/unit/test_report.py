@@ -1,0 +1,47 @@
+"""The support matrix is made from the record: rows, tier verdicts, and failure evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ngc_builder.manifest import load_release
+from ngc_builder.plan import plan_release
+from ngc_builder.record import BuildRecord, ImageRecord, PushRecord, ReleaseRecord, ValidationRecord
+from ngc_builder.report import support_matrix
+from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
+
+pytestmark = pytest.mark.unit
+
+
+def test_matrix_rows_and_failure_evidence(write_release: WriteRelease, tmp_path: Path) -> None:
+    text = GOOD_RELEASE.replace('version: "0.12.0"',
+                                'version: "0.12.0"\n    expect_failure: "no wheel for py3.13"')
+    loaded = load_release(write_release(text))
+    plan = plan_release(loaded)
+    record = ReleaseRecord(release="26.11", registry="localhost:5000", manifest="m")
+    torch = plan.get("pytorch")
+    record.images["pytorch"] = ImageRecord(
+        name="pytorch", kind="framework", labels=torch.labels,
+        build=BuildRecord(status="ok", seconds=58.6, size_bytes=6_128_070_473),
+        validation=ValidationRecord(status="ok", verdict="pass",
+                                    tiers={"T0": "pass", "T2": "pass (3 skipped)"}),
+        push=PushRecord(status="ok", digest="sha256:" + "ab" * 32))
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "jax.log").write_text("Collecting jax\nERROR: No matching wheel\n")
+    record.images["jax"] = ImageRecord(
+        name="jax", kind="framework", labels=plan.get("jax").labels,
+        expect_failure="no wheel for py3.13",
+        build=BuildRecord(status="failed", error="pip exited 1: No matching wheel"),
+        validation=ValidationRecord(status="blocked", error="build failed"),
+        push=PushRecord(status="blocked", error="build failed"))
+    text = support_matrix(loaded, record, tmp_path / "release.json")
+    row = next(line for line in text.splitlines() if line.startswith("| pytorch |"))
+    assert "| 2.15.0 | 3.13 | debian-trixie | 13.2 | 9.26.0.51 | 2.30.7 | - | 580 |" in row
+    assert "| 6.13 GB | 59 s | pass | - | pass (3 skipped) | - | `sha256:abababababab` |" in row
+    assert "| base | not run |" in text
+    assert "### jax" in text and "Known not to work here (manifest): no wheel for py3.13" in text
+    assert "- build: failed: `pip exited 1: No matching wheel`" in text
+    assert "ERROR: No matching wheel" in text
