@@ -178,7 +178,8 @@ class BaseImage(Strict):
 class Framework(Strict):
     name: Name
     title: Title
-    import_name: Identifier
+    # None for a framework without a Python module (its probe has installed_version()).
+    import_name: Identifier | None
     # The pip distribution that carries the version; null for OS-packaged frameworks.
     distribution: PackageName | None
     python: PythonRange

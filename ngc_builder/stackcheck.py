@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from .errors import InputError, Problem
+from .errors import InputError, Problem, StepError
 from .manifest import LoadedRelease
 from .models import CudaStack, ImageEntry
 from .wheelmeta import Fetcher, Target, WheelMetadata, fetch_metadata
@@ -49,12 +49,18 @@ def check_stacks(loaded: LoadedRelease, fetch: Fetcher = fetch_metadata) -> None
     """Raise InputError naming every framework requirement its stack does not meet."""
     problems: list[Problem] = []
     for index, image in enumerate(loaded.release.images):
+        if image.expect_failure is not None:
+            # A row known not to work is still attempted; its build is the evidence.
+            continue
         base = loaded.image_base(image)
         target = Target(base.python, base.glibc)
         stack = loaded.release.cuda_stacks[image.stack] if image.stack else None
         where = ("images", index, "version")
-        for message in image_mismatches(loaded, image, stack, target, fetch):
-            problems.append(loaded.source.problem(where, message))
+        try:
+            messages = image_mismatches(loaded, image, stack, target, fetch)
+        except StepError as exc:
+            messages = [f"{exc.step}: {exc.message}"]
+        problems += [loaded.source.problem(where, message) for message in messages]
     if problems:
         raise InputError(problems)
 

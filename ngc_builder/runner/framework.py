@@ -23,8 +23,11 @@ class Probe:
     """A loaded probe: its checks, or why it could not be loaded."""
 
     name: str
-    import_name: str
+    # None for a framework with no Python module (Lua Torch): the probe's
+    # installed_version() hook then stands in for the import and the version.
+    import_name: str | None
     path: Path | None = None
+    version_hook: Callable[[], str] | None = None
     checks: Suite = field(default_factory=Suite)
     error: str | None = None
 
@@ -37,14 +40,16 @@ def probe_path(probes_dir: Path, name: str) -> Path | None:
     return None
 
 
-def load_probe(probes_dir: Path, name: str, default_import: str) -> Probe:
+def load_probe(probes_dir: Path, name: str, default_import: str | None) -> Probe:
     probe = Probe(name, default_import, probe_path(probes_dir, name))
     if probe.path is None:
         probe.error = f"probe {name!r} not found in {probes_dir}"
         return probe
     try:
         module = _exec_file(probe.path, f"ngc_probe_{name.replace('-', '_')}")
-        probe.import_name = str(getattr(module, "IMPORT_NAME", default_import))
+        found = getattr(module, "IMPORT_NAME", default_import)
+        probe.import_name = None if found is None else str(found)
+        probe.version_hook = getattr(module, "installed_version", None)
         module.register(probe.checks)
     except Exception as exc:  # a broken probe is the image's defect, reported, not a crash
         probe.error = f"probe {probe.path} failed to load: {describe(exc)}"
@@ -66,7 +71,8 @@ def _exec_file(path: Path, module_name: str) -> Any:
 def register(suite: Suite, expect: dict[str, Any], probes_dir: Path) -> None:
     framework = str(expect["framework"])
     # The probe's IMPORT_NAME wins; the expectation's import_name covers a probe without one.
-    default_import = str(expect.get("import_name", framework))
+    raw_import = expect.get("import_name", framework)
+    default_import = None if raw_import is None else str(raw_import)
     probe = load_probe(probes_dir, str(expect.get("probe", framework)), default_import)
     clashes = sorted(set(probe.checks.ids) & {*suite.ids, IMPORT, VERSION})
     if clashes:
@@ -74,7 +80,7 @@ def register(suite: Suite, expect: dict[str, Any], probes_dir: Path) -> None:
         probe.checks = Suite()
     suite.add(Check(IMPORT, "T0", False, _import_check(probe)))
     if "version" in expect:
-        suite.add(Check(VERSION, "T0", False, _version_check(probe.import_name), (IMPORT,)))
+        suite.add(Check(VERSION, "T0", False, _version_check(probe), (IMPORT,)))
     suite.extend(probe.checks.checks, requires=(IMPORT,))
 
 
@@ -83,6 +89,8 @@ def _import_check(probe: Probe) -> Callable[[Context], str]:
         ctx.evidence("probe", None if probe.path is None else str(probe.path))
         if probe.error is not None:
             ctx.fail(probe.error)
+        if probe.import_name is None:
+            return _tool_check(ctx, probe)
         try:
             module = importlib.import_module(probe.import_name)
         except Exception as exc:
@@ -96,9 +104,22 @@ def _import_check(probe: Probe) -> Callable[[Context], str]:
     return check
 
 
-def _version_check(import_name: str) -> Callable[[Context], str]:
+def _tool_check(ctx: Context, probe: Probe) -> str:
+    if probe.version_hook is None:
+        ctx.fail(f"probe {probe.path} gives neither IMPORT_NAME nor installed_version()")
+    found = probe.version_hook()
+    ctx.evidence("installed_version", found)
+    return f"no Python module; the framework reports version {found}"
+
+
+def _version_check(probe: Probe) -> Callable[[Context], str]:
     def check(ctx: Context) -> str:
         expected = str(ctx.expect["version"])
+        if probe.import_name is None and probe.version_hook is not None:
+            found = probe.version_hook()
+            _compare(ctx, "installed_version()", found, expected)
+            return f"{probe.name} {found}"
+        import_name = str(probe.import_name)
         module_version = str(getattr(sys.modules[import_name], "__version__", ""))
         ctx.evidence("module_version", module_version)
         if "distribution" in ctx.expect and ctx.expect["distribution"] is None:

@@ -178,3 +178,28 @@ def test_os_packaged_framework_is_versioned_by_its_module(fakefw: Path) -> None:
     failed = statuses(run(expect(distribution=None, version="9.9"), fakefw, "none",
                           visible=False))
     assert failed["framework.version"][0] == "fail"
+
+
+TOOL_PROBE = """
+IMPORT_NAME = None
+
+def installed_version():
+    return "{version}"
+
+def register(suite):
+    pass
+"""
+
+
+@pytest.mark.parametrize("reported,status", [("7.0", "pass"), ("6.9", "fail")])
+def test_a_framework_without_python_module_reports_through_its_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reported: str, status: str
+) -> None:
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    (probes / "luatorch.py").write_text(TOOL_PROBE.replace("{version}", reported))
+    monkeypatch.setattr(core, "check_pip", lambda ctx: "stubbed")
+    found = statuses(run({"framework": "luatorch", "version": "7.0", "import_name": None},
+                         probes, "none", visible=False))
+    assert found["framework.import"][0] == "pass"
+    assert found["framework.version"][0] == status
