@@ -153,7 +153,8 @@ def _render_framework(
     files = {"requirements.txt": requirements.encode(), "probe.py": framework.probe.read_bytes(),
              "expect/20-framework.json": _json(expect)}
     layer = framework.layer_template.relative_to(loaded.root).as_posix()
-    view = {"name": spec.name, "version": entry.version, "stack": entry.stack}
+    view = {"name": spec.name, "version": entry.version, "stack": entry.stack,
+            "variant": entry.variant}
     text = env.get_template("framework.Dockerfile.j2").render(
         framework=framework.spec, image=view, layer_template=layer, **context)
     return RenderedImage(spec, text, files)

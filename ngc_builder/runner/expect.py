@@ -17,9 +17,9 @@ _STRING_KEYS = (
     "framework",
     "version",
     "probe",
-    "distribution",
-    "import_name",
 )
+# null means "none": an OS-packaged framework has no pip distribution, Lua Torch no module.
+_NULLABLE_STRING_KEYS = ("distribution", "import_name")
 _MAPPING_KEYS = ("libraries", "wheels")
 _PROBE_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -69,6 +69,9 @@ def validate(expect: dict[str, Any]) -> None:
     for key in _STRING_KEYS:
         if key in expect and not isinstance(expect[key], str):
             raise ExpectError(f"expectation {key!r} must be a string, got {expect[key]!r}")
+    for key in _NULLABLE_STRING_KEYS:
+        if expect.get(key) is not None and not isinstance(expect[key], str):
+            raise ExpectError(f"expectation {key!r} must be a string or null")
     for key in _MAPPING_KEYS:
         _validate_mapping(key, expect.get(key, {}))
     for name, version in expect.get("libraries", {}).items():

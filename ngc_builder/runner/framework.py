@@ -18,7 +18,7 @@ IMPORT = "framework.import"
 VERSION = "framework.version"
 
 
-@dataclass(slots=True)
+@dataclass
 class Probe:
     """A loaded probe: its checks, or why it could not be loaded."""
 

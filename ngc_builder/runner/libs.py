@@ -73,7 +73,7 @@ def query_nccl(lib: ctypes.CDLL) -> tuple[int, ...]:
     return decode_nccl(value.value)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LibrarySpec:
     query: Query
     width: int  # how many leading version components the query can report

@@ -19,7 +19,7 @@ TIERS: tuple[str, ...] = ("T0", "T1", "T2", "T3")
 NO_GPU = "no GPU"
 
 
-@dataclass(slots=True)
+@dataclass
 class CheckResult:
     """The outcome of one check; ``fault`` is set only on failures."""
 
@@ -61,7 +61,7 @@ class CheckResult:
         )
 
 
-@dataclass(slots=True)
+@dataclass
 class RunReport:
     """One run of the runner in one image (or host environment)."""
 

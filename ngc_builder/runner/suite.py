@@ -39,7 +39,7 @@ class CheckSkipped(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RunEnv:
     """What every check may know about the run."""
 
@@ -51,7 +51,7 @@ class RunEnv:
     gpu_visible: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Check:
     id: str
     tier: str
