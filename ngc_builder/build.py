@@ -33,13 +33,32 @@ def content_key(rendered: RenderedImage, parent_id: str) -> str:
     return hashlib.sha256(f"{rendered.digest()}|{labels}|{parent_id}".encode()).hexdigest()
 
 
-def build_labels(spec: ImageSpec, created: str, revision: str, source: str) -> dict[str, str]:
+KEY_LABEL = "org.ngc-builder.key"
+
+
+def build_labels(
+    spec: ImageSpec, key: str, created: str, revision: str, source: str
+) -> dict[str, str]:
     return {
         **spec.labels,
+        KEY_LABEL: key,
         "org.opencontainers.image.created": created,
         "org.opencontainers.image.revision": revision,
         "org.opencontainers.image.source": source,
     }
+
+
+def find_built(client: Any, key: str) -> dict[str, Any] | None:
+    """A local image already built from exactly this content key, from any earlier run.
+
+    Reusing it (instead of letting the engine rebuild from its cache) keeps the image ID, and so
+    the cache of every image built on it: a fresh `created` label would change both.
+    """
+    try:
+        found = client.api.images(filters={"label": f"{KEY_LABEL}={key}"})
+    except (docker.errors.DockerException, requests.RequestException):
+        return None
+    return dict(found[0]) if found else None
 
 
 def project_revision(root: Path) -> str:

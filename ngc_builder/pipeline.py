@@ -13,7 +13,7 @@ from typing import Any
 import docker.errors
 import requests
 
-from .build import BuildOutcome, build_image, build_labels, content_key
+from .build import BuildOutcome, build_image, build_labels, content_key, find_built
 from .errors import StepError
 from .plan import ImageSpec, ReleasePlan
 from .publish import publish_image
@@ -128,8 +128,10 @@ def _build(run: Run, spec: ImageSpec, record: ImageRecord, parent_id: str) -> No
         run.ui.step(spec.name, f"unchanged (key {key[:12]}), reusing {record.build.image_id}")
         record.build.reused = True
         return
+    if _adopt(run, spec, record, key):
+        return
     created = now()
-    labels = build_labels(spec, created, run.revision, run.source)
+    labels = build_labels(spec, key, created, run.revision, run.source)
     record.labels = labels
     # A new build starts every step afresh: nothing of an earlier image may leak into it.
     record.build = BuildRecord(status="pending", key=key, created=created,
@@ -147,6 +149,24 @@ def _build(run: Run, spec: ImageSpec, record: ImageRecord, parent_id: str) -> No
         raise
     _record_build(record, outcome)
     run.save()
+
+
+def _adopt(run: Run, spec: ImageSpec, record: ImageRecord, key: str) -> bool:
+    """Take over an image another run (another build dir, the CI release) built from the
+    same content key: no build, the same image ID."""
+    found = find_built(run.client, key)
+    if found is None:
+        return False
+    labels = dict(found.get("Labels") or {})
+    run.ui.step(spec.name, f"unchanged (key {key[:12]}), reusing {found['Id']} built earlier")
+    record.labels = labels
+    record.build = BuildRecord(status="ok", key=key, image_id=str(found["Id"]),
+                               created=labels.get("org.opencontainers.image.created"),
+                               size_bytes=int(found.get("Size") or 0), reused=True,
+                               log=str(run.ui.log_path(spec.name)))
+    record.validation = ValidationRecord()
+    record.push = PushRecord()
+    return True
 
 
 def _reusable(run: Run, record: ImageRecord, key: str) -> bool:

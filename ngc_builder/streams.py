@@ -3,6 +3,7 @@ success or failure is only known once the stream has been read to its end."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,9 +48,14 @@ def _drain(
         raise StreamError(errors[-1])
 
 
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def _log_lines(chunk: Mapping[str, Any]) -> list[str]:
     if chunk.get("stream"):
-        return [line.rstrip() for line in str(chunk["stream"]).splitlines() if line.strip()]
+        # The engine colours a step's stderr; logs and reports want the plain text.
+        text = ANSI_ESCAPE.sub("", str(chunk["stream"]))
+        return [line.rstrip() for line in text.splitlines() if line.strip()]
     if chunk.get("status") and not chunk.get("progressDetail") and not _error_of(chunk):
         return [" ".join(str(chunk[k]) for k in ("id", "status") if chunk.get(k))]
     return []

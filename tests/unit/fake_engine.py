@@ -91,6 +91,12 @@ class FakeApi:
             raise docker.errors.ImageNotFound(f"No such image: {ref}")
         return image_id
 
+    def images(self, *, filters: dict[str, str]) -> list[dict[str, Any]]:
+        key, _, value = filters["label"].partition("=")
+        return [{"Id": image_id, "Size": 1_000_000, "Labels": dict(image["labels"])}
+                for image_id, image in self.engine.images.items()
+                if image["labels"].get(key) == value]
+
     def inspect_image(self, ref: str) -> dict[str, Any]:
         image_id = self._resolve(ref)
         image = self.engine.images[image_id]

@@ -301,3 +301,13 @@ def test_an_unexpected_pass_breaks_the_run(setup: Setup) -> None:
     _expect_jax_to_fail(setup)
     record = setup.go()
     assert record.images["jax"].outcome == "xpass" and record.images["jax"].breaks_the_run
+
+
+def test_a_fresh_record_adopts_images_built_from_the_same_key(setup: Setup) -> None:
+    first = setup.go()
+    setup.record = None  # another build dir: no record, same engine
+    second = setup.go()
+    assert setup.engine.built() == ALL  # nothing built twice
+    for name in ALL:
+        assert second.images[name].build.reused
+        assert second.images[name].build.image_id == first.images[name].build.image_id
