@@ -150,14 +150,20 @@ def _render_framework(
     expect = {"image": spec.name, "framework": framework.spec.name, "version": entry.version,
               "probe": framework.spec.name, "distribution": framework.spec.distribution,
               "import_name": framework.spec.import_name}
-    files = {"requirements.txt": requirements.encode(), "probe.py": framework.probe.read_bytes(),
-             "expect/20-framework.json": _json(expect)}
+    files = {"requirements.txt": requirements.encode(), "expect/20-framework.json": _json(expect),
+             **probe_files(framework.probe)}
     layer = framework.layer_template.relative_to(loaded.root).as_posix()
     view = {"name": spec.name, "version": entry.version, "stack": entry.stack,
             "variant": entry.variant}
     text = env.get_template("framework.Dockerfile.j2").render(
         framework=framework.spec, image=view, layer_template=layer, **context)
     return RenderedImage(spec, text, files)
+
+
+def probe_files(probe: Path) -> dict[str, bytes]:
+    """probe.py and the probe_*.py modules it may be split into, under probe/."""
+    parts = [probe, *sorted(probe.parent.glob("probe_*.py"))]
+    return {f"probe/{path.name}": path.read_bytes() for path in parts}
 
 
 def runner_files() -> dict[str, bytes]:

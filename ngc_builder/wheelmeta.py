@@ -31,7 +31,11 @@ class Target:
 
     def platforms(self) -> list[str]:
         major, minor = (int(part) for part in self.glibc.split(".")[:2])
-        return [f"manylinux_{major}_{n}_{self.machine}" for n in range(minor, 4, -1)]
+        tags = [f"manylinux_{major}_{n}_{self.machine}" for n in range(minor, 4, -1)]
+        # pip matches tags exactly: wheels tagged only with the legacy aliases
+        # (manylinux2014 = glibc 2.17, manylinux2010 = 2.12, manylinux1 = 2.5) need them named.
+        legacy = [("manylinux2014", 17), ("manylinux2010", 12), ("manylinux1", 5)]
+        return tags + [f"{alias}_{self.machine}" for alias, needs in legacy if minor >= needs]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""JAX validation probe, loaded by the ngc runner from ``/opt/ngc/probes/jax.py``.
+"""JAX validation probe, loaded by the ngc runner from ``/opt/ngc/probes/jax/probe.py``.
 
 Only stdlib, jax and numpy: the runner hands us ``suite`` and ``ctx`` so we never import it.
 JAX is imported inside each check, so a broken install fails ``framework.import`` (reported)

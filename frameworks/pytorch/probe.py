@@ -375,7 +375,7 @@ def onnx_export(ctx: Any) -> str:
                               "onnxruntime": onnxruntime.__version__})
     model = small_cnn().eval()
     generator = torch.Generator().manual_seed(SEED + 1)
-    example, fresh = torch.randn(2, 2, 3, 16, 16, generator=generator)
+    example, fresh = torch.randn(2, 8, 3, 16, 16, generator=generator)
     with tempfile.TemporaryDirectory(prefix="ngc-onnx-") as scratch:
         path = Path(scratch) / "small_cnn.onnx"
         program = torch.onnx.export(model, (example,), dynamo=True, verbose=False)

@@ -33,8 +33,9 @@ class Probe:
 
 
 def probe_path(probes_dir: Path, name: str) -> Path | None:
-    # Images flatten probes to <dir>/<name>.py; the repository keeps <dir>/<name>/probe.py.
-    for candidate in (probes_dir / f"{name}.py", probes_dir / name / "probe.py"):
+    # Images and the repository keep <dir>/<name>/probe.py (plus its probe_*.py siblings);
+    # a single-file probe may also sit at <dir>/<name>.py.
+    for candidate in (probes_dir / name / "probe.py", probes_dir / f"{name}.py"):
         if candidate.is_file():
             return candidate
     return None
@@ -64,7 +65,15 @@ def _exec_file(path: Path, module_name: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     # Registered before exec so dataclasses and pickling inside the probe can find it.
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    # A probe in its own folder may split itself into sibling modules (probe_gpu.py, ...).
+    own_folder = path.name == "probe.py"
+    if own_folder:
+        sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if own_folder:
+            sys.path.remove(str(path.parent))
     return module
 
 
@@ -134,7 +143,9 @@ def _version_check(probe: Probe) -> Callable[[Context], str]:
             ctx.fail(f"distribution {distribution!r} is not installed")
         ctx.evidence("distribution_version", installed)
         _compare(ctx, f"{distribution} (metadata)", installed, expected)
-        _compare(ctx, f"{import_name}.__version__", module_version, expected)
+        if module_version:
+            # Some framework modules carry no __version__ (caffe2.python): metadata decides.
+            _compare(ctx, f"{import_name}.__version__", module_version, expected)
         return f"{distribution} {installed}"
 
     return check

@@ -88,7 +88,9 @@ KNOWN: dict[str, LibrarySpec] = {
 
 
 def soname(name: str, expected: str) -> str:
-    return f"lib{name}.so.{release_components(expected)[0]}"
+    # CUDA 11's runtime is libcudart.so.11.0 (every other library and release: .so.<major>).
+    major = release_components(expected)[0]
+    return f"lib{name}.so.{major}.0" if (name, major) == ("cudart", 11) else f"lib{name}.so.{major}"
 
 
 def load(name: str) -> tuple[ctypes.CDLL, str]:

@@ -93,3 +93,4 @@ def test_target_platforms_cover_older_manylinux() -> None:
     platforms = Target("3.13", "2.41").platforms()
     assert platforms[0] == "manylinux_2_41_x86_64"
     assert "manylinux_2_17_x86_64" in platforms and "manylinux_2_5_x86_64" in platforms
+    assert {"manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"} <= set(platforms)

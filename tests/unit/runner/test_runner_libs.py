@@ -140,3 +140,11 @@ def test_version_match_compares_only_what_the_query_reports(
     result = run_check(library_check("cudart", "13.2.86"), ENV)
     assert result.status == "pass", result.message
     assert result.evidence["version"] == "13.2"
+
+
+def test_cuda_11_runtime_soname_carries_its_minor() -> None:
+    from ngc_builder.runner.libs import soname
+
+    assert soname("cudart", "11.7.99") == "libcudart.so.11.0"
+    assert soname("cudart", "13.2.86") == "libcudart.so.13"
+    assert soname("cublas", "11.10.3.66") == "libcublas.so.11"
