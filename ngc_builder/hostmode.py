@@ -16,6 +16,7 @@ from .junit import write_junit
 from .manifest import load_model, load_release
 from .models import Framework
 from .plan import LABEL_PREFIX, plan_release
+from .render import probe_files
 from .runner.report import RunReport
 from .validate import parse_report, validate_image
 
@@ -60,7 +61,10 @@ def validate_host_command(
         expect_dir, probes = Path(scratch) / "expect", Path(scratch) / "probes"
         expect_dir.mkdir()
         probes.mkdir()
-        (probes / f"{spec.name}.py").write_bytes((folder / "probe.py").read_bytes())
+        for name, content in probe_files(folder / "probe.py").items():
+            target = probes / spec.name / name.removeprefix("probe/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
         expect = {"image": f"host:{spec.name}", "framework": spec.name, "probe": spec.name,
                   "distribution": spec.distribution, "import_name": spec.import_name,
                   "version": version or _installed(python, spec.distribution or spec.name)}

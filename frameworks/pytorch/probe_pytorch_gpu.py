@@ -1,0 +1,70 @@
+"""The PyTorch probe's GPU checks (registered by probe.py with needs_gpu=True)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from probe_pytorch_lib import (
+    CUDNN_TOLERANCE,
+    F32_TOLERANCE,
+    SEED,
+    compare,
+    compare_parts,
+    conv_fwd_bwd,
+    cudnn_version,
+    no_tf32,
+    require_cuda,
+    train,
+)
+
+
+def gpu_tensor_op(ctx: Any) -> str:
+    torch = require_cuda(ctx)
+    generator = torch.Generator().manual_seed(SEED)
+    a, b = torch.randn(2, 512, 512, generator=generator, dtype=torch.float64)
+    with no_tf32(torch):
+        out = a.float().cuda() @ b.float().cuda()
+    if out.device.type != "cuda":
+        ctx.cpu_fallback(f"matmul result lives on {out.device}")
+    error = compare(ctx, "matmul", out, a @ b, F32_TOLERANCE)
+    return f"f32 matmul on {torch.cuda.get_device_name(0)} max rel error {error:.2e}"
+
+
+def gpu_cudnn_conv(ctx: Any) -> str:
+    torch = require_cuda(ctx)
+    version = cudnn_version(ctx, torch)
+    with no_tf32(torch):
+        on_gpu = conv_fwd_bwd(torch, "cuda")
+    on_cpu = conv_fwd_bwd(torch, "cpu")
+    error = compare_parts(ctx, "gpu_vs_cpu", on_gpu, on_cpu, CUDNN_TOLERANCE)
+    return f"cuDNN {version}: conv fwd/bwd GPU vs CPU max rel error {error:.2e}"
+
+
+def gpu_cudnn_benchmark(ctx: Any) -> str:
+    """``cudnn.benchmark=True``: the first call autotunes, the second reuses the cached algo.
+
+    cuDNN's forward algorithms are all deterministic, so both forwards must be bit-identical;
+    backward algorithms may use atomics, so gradients are held to the float64 reference only.
+    """
+    torch = require_cuda(ctx)
+    version = cudnn_version(ctx, torch)
+    saved = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = True
+    try:
+        with no_tf32(torch):
+            first = conv_fwd_bwd(torch, "cuda")
+            second = conv_fwd_bwd(torch, "cuda")
+        torch.cuda.synchronize()
+    finally:
+        torch.backends.cudnn.benchmark = saved
+    if not torch.equal(first[0], second[0]):
+        diff = (first[0] - second[0]).abs().max().item()
+        ctx.fail(f"autotuned conv: two runs differ (max |diff| {diff:.3g})")
+    reference = conv_fwd_bwd(torch, "cpu", dtype=torch.float64)
+    error = compare_parts(ctx, "benchmark_vs_f64", second, reference, CUDNN_TOLERANCE)
+    return f"cuDNN {version} benchmark mode: 2 runs bit-identical, vs f64 max rel error {error:.2e}"
+
+
+def gpu_amp_step(ctx: Any) -> str:
+    torch = require_cuda(ctx)
+    return train(ctx, "cuda", amp_dtype=torch.float16)
