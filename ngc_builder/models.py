@@ -16,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
+DEBIAN_PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]{1,80}")
 PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
 VERSION_RE = re.compile(r"[0-9]+(\.[0-9]+)*([.+_-]?[A-Za-z0-9]+)*")
 MAJOR_MINOR_RE = re.compile(r"[0-9]+\.[0-9]+")
@@ -90,6 +91,9 @@ Registry = Annotated[
 ImageRef = Annotated[str, AfterValidator(_pattern("image reference", IMAGE_REF_RE, "name:tag"))]
 Url = Annotated[str, AfterValidator(_pattern("URL", URL_RE, "http(s)://..."))]
 Identifier = Annotated[str, AfterValidator(_pattern("module name", IDENT_RE, "like jax"))]
+DebianPackage = Annotated[
+    str, AfterValidator(_pattern("Debian package name", DEBIAN_PACKAGE_RE, "like g++"))
+]
 Reason = Annotated[str, AfterValidator(_pattern("reason", REASON_RE, "one line, <=400 chars"))]
 Title = Annotated[str, AfterValidator(_pattern("title", TITLE_RE, "plain words"))]
 PythonRange = Annotated[str, AfterValidator(_specifier)]
@@ -166,7 +170,7 @@ class BaseImage(Strict):
     glibc: MajorMinor
     pull: ImageRef | None = None
     bootstrap: Bootstrap | None = None
-    apt_packages: list[PackageName] = Field(min_length=1)
+    apt_packages: list[DebianPackage] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _has_a_source(self) -> BaseImage:
@@ -187,7 +191,7 @@ class Framework(Strict):
     requirements: dict[Name, list[RequirementTemplate]]
     # Variants that run without CUDA (e.g. jax's "cpu"): they may stand on a bare base.
     cpu_variants: list[Name] = Field(default_factory=list)
-    apt_packages: list[PackageName] = Field(default_factory=list)
+    apt_packages: list[DebianPackage] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _has_default_variant(self) -> Framework:

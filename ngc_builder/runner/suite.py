@@ -175,7 +175,7 @@ def describe(exc: BaseException) -> str:
 
 
 def trimmed_traceback(exc: BaseException) -> str:
-    lines = "".join(traceback.format_exception(exc)).rstrip().splitlines()
+    lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip().splitlines()
     return truncate("\n".join(lines[-_TRACEBACK_LINES:]), _TEXT_LIMIT)
 
 

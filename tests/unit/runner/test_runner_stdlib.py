@@ -64,8 +64,10 @@ def newer_than_39(path: Path) -> list[str]:
         if isinstance(node, ast.Call):
             names = {keyword.arg for keyword in node.keywords}
             func = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            # format_exception(exc) with one argument is 3.10+ as well.
             if (func == "dataclass" and names & {"slots", "kw_only"}) or (
-                    func == "zip" and "strict" in names):
+                    func == "zip" and "strict" in names) or (
+                    func == "format_exception" and len(node.args) == 1):
                 found.append(f"{path.name}:{node.lineno}: {func}({', '.join(sorted(names))})")
     return found
 

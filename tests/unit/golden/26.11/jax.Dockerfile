@@ -6,5 +6,5 @@ FROM ngc-local/cuda-cu13:26.11-py3-<digest>
 COPY requirements.txt /opt/ngc/frameworks/jax/requirements.txt
 RUN pip install --no-cache-dir -r /opt/ngc/frameworks/jax/requirements.txt
 
-COPY probe.py /opt/ngc/probes/jax.py
+COPY probe/ /opt/ngc/probes/jax/
 COPY expect/ /opt/ngc/expect/

@@ -6,5 +6,5 @@ FROM ngc-local/cuda-cu13:26.11-py3-<digest>
 COPY requirements.txt /opt/ngc/frameworks/pytorch/requirements.txt
 RUN pip install --no-cache-dir -r /opt/ngc/frameworks/pytorch/requirements.txt
 
-COPY probe.py /opt/ngc/probes/pytorch.py
+COPY probe/ /opt/ngc/probes/pytorch/
 COPY expect/ /opt/ngc/expect/

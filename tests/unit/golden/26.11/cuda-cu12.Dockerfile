@@ -1,0 +1,18 @@
+# Rendered by ngc-builder from templates/cuda.Dockerfile.j2 (release 26.11): do not edit.
+# Layer 2: CUDA stack cu12 (CUDA 12.9) from NVIDIA's PyPI wheels, installed
+# once here and shared by every framework image built on it.
+FROM ngc-local/base:26.11-py3-<digest>
+
+COPY stack/ /opt/ngc/stack/
+RUN pip install --no-cache-dir -r /opt/ngc/stack/requirements.txt \
+ && find /opt/venv -path '*/nvidia/*' -name 'lib*.so*' -printf '%h\n' | sort -u \
+      > /etc/ld.so.conf.d/00-ngc-cuda.conf \
+ && ldconfig
+
+# Every later pip install (framework layers, and users of the image) must keep these exact
+# CUDA wheels: a framework that wants other versions fails instead of shipping a second copy.
+ENV PIP_CONSTRAINT=/opt/ngc/stack/requirements.txt \
+    NVIDIA_VISIBLE_DEVICES=all \
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility
+
+COPY expect/ /opt/ngc/expect/

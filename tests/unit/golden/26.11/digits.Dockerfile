@@ -1,0 +1,10 @@
+# Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
+# frameworks/digits/layer.Dockerfile.j2 (release 26.11): do not edit.
+# Layer 3: DIGITS 6.1.1 on CUDA stack None.
+FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
+
+COPY requirements.txt /opt/ngc/frameworks/digits/requirements.txt
+RUN pip install --no-cache-dir -r /opt/ngc/frameworks/digits/requirements.txt
+
+COPY probe/ /opt/ngc/probes/digits/
+COPY expect/ /opt/ngc/expect/

@@ -1,0 +1,10 @@
+# Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
+# frameworks/pytensor/layer.Dockerfile.j2 (release 26.11): do not edit.
+# Layer 3: PyTensor 3.3.7 on CUDA stack None.
+FROM ngc-local/base:26.11-py3-<digest>
+
+COPY requirements.txt /opt/ngc/frameworks/pytensor/requirements.txt
+RUN pip install --no-cache-dir -r /opt/ngc/frameworks/pytensor/requirements.txt
+
+COPY probe/ /opt/ngc/probes/pytensor/
+COPY expect/ /opt/ngc/expect/

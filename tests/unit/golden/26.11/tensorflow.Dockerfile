@@ -1,0 +1,10 @@
+# Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
+# frameworks/tensorflow/layer.Dockerfile.j2 (release 26.11): do not edit.
+# Layer 3: TensorFlow 2.21.0 on CUDA stack cu12.
+FROM ngc-local/cuda-cu12:26.11-py3-<digest>
+
+COPY requirements.txt /opt/ngc/frameworks/tensorflow/requirements.txt
+RUN pip install --no-cache-dir -r /opt/ngc/frameworks/tensorflow/requirements.txt
+
+COPY probe/ /opt/ngc/probes/tensorflow/
+COPY expect/ /opt/ngc/expect/

@@ -1,0 +1,10 @@
+# Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
+# frameworks/tensorrt/layer.Dockerfile.j2 (release 26.11): do not edit.
+# Layer 3: TensorRT 11.4.0.106 on CUDA stack cu13.
+FROM ngc-local/cuda-cu13:26.11-py3-<digest>
+
+COPY requirements.txt /opt/ngc/frameworks/tensorrt/requirements.txt
+RUN pip install --no-cache-dir -r /opt/ngc/frameworks/tensorrt/requirements.txt
+
+COPY probe/ /opt/ngc/probes/tensorrt/
+COPY expect/ /opt/ngc/expect/
