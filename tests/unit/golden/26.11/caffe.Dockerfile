@@ -1,6 +1,6 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/caffe/layer.Dockerfile.j2 (release 26.11): do not edit.
-# Layer 3: Caffe 1.0.0 on CUDA stack None.
+# Layer 2: Caffe 1.0.0 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
 RUN apt-get update \

@@ -1,6 +1,6 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/caffe2/layer.Dockerfile.j2 (release 26.11): do not edit.
-# Layer 3: Caffe2 1.10.2 on CUDA stack None.
+# Layer 2: Caffe2 1.10.2 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
 COPY requirements.txt /opt/ngc/frameworks/caffe2/requirements.txt

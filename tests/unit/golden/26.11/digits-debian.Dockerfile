@@ -1,6 +1,6 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/digits/layer.Dockerfile.j2 (release 26.11): do not edit.
-# Layer 3: DIGITS 6.1.1 on CUDA stack None.
+# Layer 2: DIGITS 6.1.1 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
 COPY requirements.txt /opt/ngc/frameworks/digits-debian/requirements.txt

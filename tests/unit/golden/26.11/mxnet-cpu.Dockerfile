@@ -1,6 +1,6 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/mxnet/layer.Dockerfile.j2 (release 26.11): do not edit.
-# Layer 3: Apache MXNet 1.9.1 on CUDA stack None.
+# Layer 2: Apache MXNet 1.9.1 on debian-bookworm, with no CUDA stack.
 FROM ngc-local/base-debian-bookworm:26.11-py3-<digest>
 
 RUN apt-get update \

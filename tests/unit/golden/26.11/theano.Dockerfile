@@ -1,6 +1,6 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/theano/layer.Dockerfile.j2 (release 26.11): do not edit.
-# Layer 3: Theano 1.0.5 on CUDA stack None.
+# Layer 2: Theano 1.0.5 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
 RUN apt-get update \
