@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine test unit integration lint release clean-state help
+.PHONY: all setup engine test unit integration lint release test-frameworks report help
 
 all: test
 
@@ -37,6 +37,14 @@ lint: setup ## ruff + mypy
 
 release: setup engine ## build, validate and push $(RELEASE) to the local registry
 	$(BIN)/ngc-builder release $(RELEASE)
+
+test-frameworks: setup engine ## every row of $(RELEASE) built and validated, nothing pushed (long)
+	$(BIN)/ngc-builder release $(RELEASE) --no-push --build-dir build/test-frameworks
+	$(BIN)/ngc-builder report $(RELEASE) --build-dir build/test-frameworks \
+		--out build/test-frameworks/support-matrix.md
+
+report: setup ## docs/support-matrix.md from the last `make release`
+	$(BIN)/ngc-builder report $(RELEASE)
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
