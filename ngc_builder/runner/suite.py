@@ -175,7 +175,8 @@ def describe(exc: BaseException) -> str:
 
 
 def trimmed_traceback(exc: BaseException) -> str:
-    lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip().splitlines()
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    lines = text.rstrip().splitlines()
     return truncate("\n".join(lines[-_TRACEBACK_LINES:]), _TEXT_LIMIT)
 
 
