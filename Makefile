@@ -42,6 +42,7 @@ test-frameworks: setup engine ## every row of $(RELEASE) built and validated, no
 	$(BIN)/ngc-builder release $(RELEASE) --no-push --build-dir build/test-frameworks
 	$(BIN)/ngc-builder report $(RELEASE) --build-dir build/test-frameworks \
 		--out build/test-frameworks/support-matrix.md
+	$(BIN)/python -m pytest -m frameworks $(PYTEST_ARGS)
 
 report: setup ## docs/support-matrix.md from the last `make release`
 	$(BIN)/ngc-builder report $(RELEASE)

@@ -1,0 +1,79 @@
+"""Every framework image of a finished release, broken on purpose inside a throwaway
+container: its checks must fail, never pass. Run by `make test-frameworks` (it needs the
+images that target builds); skipped when no such release record exists."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+
+RECORD = Path(os.environ.get("NGC_FRAMEWORKS_RECORD",
+                             REPO / "build" / "test-frameworks" / "26.11" / "release.json"))
+
+
+def passed_framework_images() -> list[tuple[str, str]]:
+    if not RECORD.exists():
+        return []
+    images = json.loads(RECORD.read_text())["images"].values()
+    return [(image["name"], image["build"]["image_id"]) for image in images
+            if image["kind"] == "framework" and image["validation"].get("verdict") == "pass"]
+
+
+IMAGES = passed_framework_images()
+pytestmark = [pytest.mark.frameworks,
+              pytest.mark.skipif(not IMAGES, reason=f"no passed framework images in {RECORD}")]
+
+
+# Inside the image: an image with a CUDA stack loses cuDNN (else its CUDA runtime), one
+# without loses the framework's own package directory.
+BREAK_SCRIPT = """\
+import glob, importlib.util, json, os, shutil, subprocess
+expect = {}
+for name in sorted(glob.glob('/opt/ngc/expect/*.json')):
+    expect.update(json.load(open(name)))
+library = 'cudnn' if 'cudnn' in expect.get('libraries', {}) else 'cudart'
+if expect.get('libraries'):
+    for lib in glob.glob(f'/opt/venv/**/lib{library}.so.*', recursive=True):
+        os.remove(lib)
+    subprocess.run(['ldconfig'], check=True)
+else:
+    root = (expect.get('import_name') or '').split('.')[0]
+    shutil.rmtree(os.path.dirname(importlib.util.find_spec(root).origin))
+"""
+
+
+def run_broken(image_id: str, breakage: str) -> dict[str, Any]:
+    """Break the container first (shell), then run the runner in it; parse its report."""
+    done = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "--entrypoint", "bash", image_id, "-c",
+         f"{breakage} && python -m ngc_runner"],
+        capture_output=True, text=True, check=False, timeout=900)
+    report: dict[str, Any] = json.loads(done.stdout)
+    assert done.returncode == 1, report
+    return report
+
+
+def statuses(report: dict[str, Any]) -> dict[str, str]:
+    return {check["id"]: check["status"] for check in report["checks"]}
+
+
+@pytest.mark.parametrize("name,image_id", IMAGES, ids=[name for name, _ in IMAGES])
+def test_a_wrong_version_fails(name: str, image_id: str) -> None:
+    overlay = "echo '{\"version\": \"0.0.1\"}' > /opt/ngc/expect/99-wrong-version.json"
+    found = statuses(run_broken(image_id, overlay))
+    assert found["framework.version"] == "fail"
+
+
+@pytest.mark.parametrize("name,image_id", IMAGES, ids=[name for name, _ in IMAGES])
+def test_a_missing_library_or_module_fails(name: str, image_id: str) -> None:
+    breakage = f"python - <<'PY'\n{BREAK_SCRIPT}PY"
+    report = run_broken(image_id, breakage)
+    failed = [cid for cid, status in statuses(report).items() if status == "fail"]
+    assert any(cid.startswith(("lib.", "stack.", "framework.")) for cid in failed), failed
