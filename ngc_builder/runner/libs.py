@@ -18,6 +18,15 @@ Query = Callable[[ctypes.CDLL], tuple[int, ...]]
 _CUBLAS_PROPERTIES = (0, 1, 2)  # libraryPropertyType: MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
 
 
+# cudaErrorInsufficientDriver, cudaErrorNoDevice: CUDA 11's runtime answers its version only
+# once a driver is loaded (CUDA 12 and later answer without one).
+NEEDS_DRIVER = (35, 100)
+
+
+class NeedsDriver(Exception):
+    """The library loaded, but tells its version only when an NVIDIA driver is present."""
+
+
 class LibraryError(Exception):
     """A library loaded but its version query failed."""
 
@@ -42,6 +51,8 @@ def decode_nccl(value: int) -> tuple[int, int, int]:
 
 
 def _status(name: str, code: int) -> None:
+    if code in NEEDS_DRIVER:
+        raise NeedsDriver(f"{name} returned status {code} (no usable NVIDIA driver)")
     if code != 0:
         raise LibraryError(f"{name} returned status {code}")
 
@@ -138,7 +149,12 @@ def verify_library(ctx: Context, name: str, expected: str) -> str:
     spec = KNOWN.get(name)
     if spec is None:
         return f"{wanted} loaded from {path} (no version query known for {name})"
-    actual = spec.query(lib)
+    try:
+        actual = spec.query(lib)
+    except NeedsDriver as exc:
+        if ctx.gpu_expected:
+            ctx.fail(f"{wanted} loaded from {path}, but {exc}", fault="host")
+        ctx.skip(f"no GPU: {wanted} loaded from {path}; its version needs a driver ({exc})")
     ctx.evidence("version", dotted(actual))
     ctx.evidence("expected", expected)
     if not prefix_matches(actual, expected, spec.width):

@@ -148,3 +148,20 @@ def test_cuda_11_runtime_soname_carries_its_minor() -> None:
     assert soname("cudart", "11.7.99") == "libcudart.so.11.0"
     assert soname("cudart", "13.2.86") == "libcudart.so.13"
     assert soname("cublas", "11.10.3.66") == "libcublas.so.11"
+
+
+@pytest.mark.parametrize("gpu_expected,status", [(False, "skip"), (True, "fail")])
+def test_cuda_11_runtime_without_driver_is_skipped_not_passed(
+    monkeypatch: pytest.MonkeyPatch, gpu_expected: bool, status: str
+) -> None:
+    # CUDA 11's cudaRuntimeGetVersion answers 35 (insufficient driver) on a host with none.
+    fake = FakeLibrary(cudaRuntimeGetVersion=FakeFunction(0, status=35))
+    monkeypatch.setattr(libs, "load", lambda name: (fake, "/fake/libcudart.so.11.0"))
+    env = RunEnv({}, "required" if gpu_expected else "none", gpu_expected, False)
+    result = run_check(library_check("cudart", "11.7.99"), env)
+    assert result.status == status
+    assert "libcudart.so.11.0" in result.message
+    if gpu_expected:
+        assert result.fault == "host"
+    else:
+        assert result.message.startswith("no GPU")
