@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,10 @@ from .record import ImageRecord, ReleaseRecord
 
 GB = 1_000_000_000
 TIERS = ("T0", "T1", "T2", "T3")
-LOG_TAIL = 8
+LOG_TAIL = 4
+ERROR_LINES = 6
+ERROR_LINE = re.compile(r"ERROR|Error|error:|^E: |Failed |No matching|Unable to locate|not found")
+URL_HOST = re.compile(r"(https?://)[^/\s]+")
 COLUMNS = ("image", "framework", "version", "Python", "OS", "CUDA", "cuDNN", "NCCL", "TensorRT",
            "min driver", "size", "build", *TIERS, "pushed")
 
@@ -98,9 +102,9 @@ def _evidence(image: ImageRecord, release_dir: Path) -> list[str]:
         if status in ("failed", "blocked"):
             lines.append(f"- {step}: {status}" + (f": `{_one_line(error)}`" if error else ""))
     lines += _failed_checks(image)
-    tail = _log_tail(release_dir / "logs" / f"{image.name}.log")
+    tail = log_evidence(release_dir / "logs" / f"{image.name}.log")
     if tail:
-        lines += ["- last lines of its log:", "", "```", *tail, "```"]
+        lines += ["- from its log (error lines, then the last lines):", "", "```", *tail, "```"]
     return [*lines, ""]
 
 
@@ -112,13 +116,22 @@ def _failed_checks(image: ImageRecord) -> list[str]:
             for check in report.get("checks", []) if check.get("status") == "fail"]
 
 
-def _log_tail(path: Path) -> list[str]:
+def log_evidence(path: Path) -> list[str]:
+    """The log's error lines (the cause often scrolls far above the end), then its tail."""
     if not path.exists():
         return []
-    lines = [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-             if line.strip()]
-    return [line[:200] for line in lines[-LOG_TAIL:]]
+    lines = [redact(line)[:200] for line in
+             path.read_text(encoding="utf-8", errors="replace").splitlines()
+             if line.strip() and not line.startswith(("!!! ", "==> "))]
+    errors = [line for line in lines if ERROR_LINE.search(line)][-ERROR_LINES:]
+    tail = [line for line in lines[-LOG_TAIL:] if line not in errors]
+    return [*errors, *(["..."] if errors and tail else []), *tail]
+
+
+def redact(text: str) -> str:
+    # Logs name the servers a failed download tried; the report keeps the path, not the host.
+    return URL_HOST.sub(r"\1<host>", text)
 
 
 def _one_line(text: str | None) -> str:
-    return " ".join((text or "").split())[:400].replace("`", "'")
+    return redact(" ".join((text or "").split())[:400].replace("`", "'"))

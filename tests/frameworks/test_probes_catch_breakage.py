@@ -40,7 +40,8 @@ for name in sorted(glob.glob('/opt/ngc/expect/*.json')):
     expect.update(json.load(open(name)))
 library = 'cudnn' if 'cudnn' in expect.get('libraries', {}) else 'cudart'
 if expect.get('libraries'):
-    for lib in glob.glob(f'/opt/venv/**/lib{library}.so.*', recursive=True):
+    found = glob.glob(f'/opt/venv/**/lib{library}.so.*', recursive=True)
+    for lib in {os.path.realpath(path) for path in found}:  # lib64 links to lib
         os.remove(lib)
     subprocess.run(['ldconfig'], check=True)
 else:
@@ -53,7 +54,7 @@ def run_broken(image_id: str, breakage: str) -> dict[str, Any]:
     """Break the container first (shell), then run the runner in it; parse its report."""
     done = subprocess.run(
         ["docker", "run", "--rm", "--network", "none", "--entrypoint", "bash", image_id, "-c",
-         f"{breakage} && python -m ngc_runner"],
+         f"set -e\n{breakage}\nexec python -m ngc_runner"],
         capture_output=True, text=True, check=False, timeout=900)
     report: dict[str, Any] = json.loads(done.stdout)
     assert done.returncode == 1, report
@@ -73,7 +74,7 @@ def test_a_wrong_version_fails(name: str, image_id: str) -> None:
 
 @pytest.mark.parametrize("name,image_id", IMAGES, ids=[name for name, _ in IMAGES])
 def test_a_missing_library_or_module_fails(name: str, image_id: str) -> None:
-    breakage = f"python - <<'PY'\n{BREAK_SCRIPT}PY"
+    breakage = f"python - <<'PY'\n{BREAK_SCRIPT}PY\n"
     report = run_broken(image_id, breakage)
     failed = [cid for cid, status in statuses(report).items() if status == "fail"]
     assert any(cid.startswith(("lib.", "stack.", "framework.")) for cid in failed), failed

@@ -45,3 +45,22 @@ def test_matrix_rows_and_failure_evidence(write_release: WriteRelease, tmp_path:
     assert "### jax" in text and "Known not to work here (manifest): no wheel for py3.13" in text
     assert "- build: failed: `pip exited 1: No matching wheel`" in text
     assert "ERROR: No matching wheel" in text
+
+
+def test_log_evidence_keeps_the_cause_and_hides_hosts(tmp_path: Path) -> None:
+    from ngc_builder.report import log_evidence
+
+    log = tmp_path / "x.log"
+    lines = ["Step 4/9 : RUN pip install -r requirements.txt",
+             "Warning: Failed downloading https://mirror.example.org/rocks/manifest-5.1",
+             "ERROR: No matching distribution found for cntk==2.7",
+             *[f"noise {n}" for n in range(20)],
+             "!!! build: the command failed", "==> expected failure (why)"]
+    log.write_text("\n".join(lines) + "\n")
+    shown = log_evidence(log)
+    assert shown[0] == "ERROR: No matching distribution found for cntk==2.7"
+    assert shown[-1] == "noise 19" and "..." in shown
+    assert not any(line.startswith(("!!!", "==>")) for line in shown)
+    from ngc_builder.report import redact
+
+    assert redact(lines[1]) == "Warning: Failed downloading https://<host>/rocks/manifest-5.1"
