@@ -13,6 +13,7 @@ from .commands import (
     check_command,
     guarded,
     plan_command,
+    preflight_command,
     release_command,
     render_command,
     report_command,
@@ -151,3 +152,16 @@ def report(manifest: Path, root: Path | None, build_dir: Path, out: Path,
            as_json: bool) -> None:
     """Write the support matrix (Markdown) from the release record; --json prints the record."""
     sys.exit(guarded(lambda: report_command(manifest, root, build_dir, out, as_json)))
+
+
+@main.command()
+@click.option("--min-driver", default=None, help="The oldest NVIDIA driver to accept.")
+@click.option("--release", "manifest", type=click.Path(path_type=Path), default=None,
+              help="Take the minimum driver from this release's CUDA stacks (the strictest).")
+@click.option("--junit", type=click.Path(path_type=Path), default=None,
+              help="Also write JUnit XML here.")
+@JSON
+def preflight(min_driver: str | None, manifest: Path | None, junit: Path | None,
+              as_json: bool) -> None:
+    """T1 host preflight through NVML: driver, GPUs, ECC, remapped rows, clocks, processes."""
+    sys.exit(guarded(lambda: preflight_command(min_driver, manifest, junit, as_json)))

@@ -11,13 +11,19 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from packaging.version import Version
+
+from .drivers import minimum_driver
 from .errors import EngineError, InputError, Problem, StepError
-from .manifest import load_release
+from .junit import write_junit
+from .manifest import LoadedRelease, load_release
 from .plan import plan_release
+from .preflight import host_preflight
 from .record import load_record, record_path
 from .release import ReleaseOptions, check_registry_option, prepare, run_release
 from .render import render_release
 from .report import support_matrix
+from .runner.report import RunReport
 from .stackcheck import check_stacks
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -110,3 +116,25 @@ def report_command(manifest: Path, root: Path | None, build_dir: Path, out: Path
     out.write_text(support_matrix(loaded, record, path), encoding="utf-8")
     print(f"wrote {out}")
     return EXIT_OK
+
+
+def preflight_command(min_driver: str | None, manifest: Path | None, junit: Path | None,
+                      as_json: bool) -> int:
+    """T1: is this host fit for the release's GPU images? (NVML; skipped without a GPU)."""
+    minimum = min_driver or (strictest_driver(load_release(manifest)) if manifest else None)
+    report = RunReport(image="host", python=sys.version.split()[0], platform=sys.platform,
+                       gpu_mode="auto", gpu_expected=False, checks=host_preflight(minimum))
+    if junit is not None:
+        write_junit(report, junit, "ngc.host.preflight")
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        for check in report.checks:
+            print(f"{check.status:4} {check.tier} {check.id}: {check.message}")
+    return EXIT_FAILED if report.verdict == "fail" else EXIT_OK
+
+
+def strictest_driver(loaded: LoadedRelease) -> str | None:
+    found = [minimum_driver(stack.cuda) for stack in loaded.release.cuda_stacks.values()]
+    versions = [version for version in found if version is not None]
+    return max(versions, key=Version) if versions else None

@@ -107,3 +107,11 @@ def test_validate_host_runs_the_real_runner_here() -> None:
 def test_validate_host_unknown_framework_exits_2(tmp_path: Path) -> None:
     code, _, err = invoke("validate", "--host", "--framework", "nope", "--root", str(tmp_path))
     assert code == 2 and "no such framework folder" in err
+
+
+def test_preflight_without_a_gpu_skips_and_exits_0(write_release: WriteRelease) -> None:
+    code, out, _ = invoke("preflight", "--release", str(write_release(GOOD_RELEASE)), "--json")
+    assert code == 0
+    checks = json.loads(out)["checks"]
+    assert [c["status"] for c in checks] == ["skip"]
+    assert checks[0]["message"].startswith("no GPU")

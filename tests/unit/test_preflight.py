@@ -1,0 +1,148 @@
+"""T1 host preflight against a fake NVML: every finding is the host's, never passed blindly."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from ngc_builder.preflight import host_preflight
+
+pytestmark = pytest.mark.unit
+
+
+class NVMLError(Exception):
+    pass
+
+
+@dataclass
+class FakeNvml:
+    """Answers like pynvml for one healthy H100 unless a test changes a field."""
+
+    driver: str = "580.95.05"
+    gpus: int = 1
+    ecc_errors: int = 0
+    remapped: tuple[int, int, int, int] = (0, 0, 0, 0)
+    reasons: int = 0x1  # GPU idle: not a slowdown
+    processes: list[Any] = field(default_factory=list)
+    init_error: Exception | None = None
+    remap_supported: bool = True
+    shut_down: bool = False
+
+    def nvmlInit(self) -> None:
+        if self.init_error:
+            raise self.init_error
+
+    def nvmlShutdown(self) -> None:
+        self.shut_down = True
+
+    def nvmlSystemGetDriverVersion(self) -> bytes:
+        return self.driver.encode()
+
+    def nvmlDeviceGetCount(self) -> int:
+        return self.gpus
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        return index
+
+    def nvmlDeviceGetName(self, handle: int) -> str:
+        return "NVIDIA H100 80GB HBM3"
+
+    def nvmlDeviceGetCudaComputeCapability(self, handle: int) -> tuple[int, int]:
+        return (9, 0)
+
+    def nvmlDeviceGetMemoryInfo(self, handle: int) -> Any:
+        return SimpleNamespace(total=80 * (1 << 30))
+
+    def nvmlDeviceGetEccMode(self, handle: int) -> tuple[int, int]:
+        return (1, 1)
+
+    def nvmlDeviceGetTotalEccErrors(self, handle: int, kind: int, counter: int) -> int:
+        return self.ecc_errors
+
+    def nvmlDeviceGetRemappedRows(self, handle: int) -> tuple[int, int, int, int]:
+        if not self.remap_supported:
+            raise NVMLError("Not Supported")
+        return self.remapped
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: int) -> int:
+        return self.reasons
+
+    def nvmlDeviceGetPersistenceMode(self, handle: int) -> int:
+        return 1
+
+    def nvmlDeviceGetMigMode(self, handle: int) -> tuple[int, int]:
+        return (0, 0)
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list[Any]:
+        return self.processes
+
+
+def results(nvml: FakeNvml, minimum: str | None = "580") -> dict[str, Any]:
+    return {check.id: check for check in host_preflight(minimum, nvml)}
+
+
+def test_a_healthy_host_passes_every_check() -> None:
+    nvml = FakeNvml()
+    found = results(nvml)
+    assert {c.status for c in found.values()} == {"pass"}
+    assert set(found) == {"t1.nvml", "t1.driver", "t1.gpus", "t1.ecc", "t1.remapped_rows",
+                          "t1.clocks", "t1.modes", "t1.processes"}
+    assert "NVIDIA H100 80GB HBM3 (sm_90, 80.0 GiB)" in found["t1.gpus"].message
+    assert nvml.shut_down
+
+
+def test_an_old_driver_is_a_host_defect_with_both_versions() -> None:
+    check = results(FakeNvml(driver="575.57.08"))["t1.driver"]
+    assert (check.status, check.fault) == ("fail", "host")
+    assert check.message == "driver 575.57.08 is older than the image's minimum 580"
+
+
+@pytest.mark.parametrize("change,check_id,words", [
+    ({"ecc_errors": 3}, "t1.ecc", "uncorrected ECC errors on GPU [0]"),
+    ({"remapped": (0, 0, 1, 0)}, "t1.remapped_rows", "pending or failed on GPU [0]"),
+    ({"reasons": 0x40}, "t1.clocks", "hardware thermal slowdown"),
+    ({"reasons": 0x04 | 0x1}, "t1.clocks", "software power cap"),
+    ({"processes": [SimpleNamespace(pid=os.getpid() + 1, usedGpuMemory=10 << 30)]},
+     "t1.processes", "GPUs are busy: pid"),
+])
+def test_each_host_defect_fails_its_check(change: dict[str, Any], check_id: str,
+                                          words: str) -> None:
+    check = results(FakeNvml(**change))[check_id]
+    assert (check.status, check.fault) == ("fail", "host")
+    assert words in check.message
+
+
+def test_our_own_process_is_not_foreign() -> None:
+    mine = SimpleNamespace(pid=os.getpid(), usedGpuMemory=1 << 30)
+    assert results(FakeNvml(processes=[mine]))["t1.processes"].status == "pass"
+
+
+def test_no_nvml_or_no_driver_skips_with_the_reason_never_passes() -> None:
+    found = results(FakeNvml(init_error=NVMLError("Driver Not Loaded")))
+    assert list(found) == ["t1.nvml"]
+    assert found["t1.nvml"].status == "skip"
+    assert found["t1.nvml"].message == "no GPU: NVML did not start (Driver Not Loaded)"
+
+
+def test_an_unsupported_query_is_skipped_with_its_error() -> None:
+    check = results(FakeNvml(remap_supported=False))["t1.remapped_rows"]
+    assert check.status == "skip" and "Not Supported" in check.message
+
+
+def test_without_an_image_minimum_the_driver_is_only_reported() -> None:
+    check = results(FakeNvml(driver="535.1"), minimum=None)["t1.driver"]
+    assert check.status == "pass" and check.evidence["driver"] == "535.1"
+
+
+def test_the_release_minimum_is_its_strictest_stack(project: Any, write_release: Any) -> None:
+    from ngc_builder.commands import strictest_driver
+    from ngc_builder.manifest import load_release
+    from tests.unit.conftest import GOOD_RELEASE
+
+    text = GOOD_RELEASE.replace("cuda_stacks:\n", 'cuda_stacks:\n  old:\n    cuda: "12.9"\n'
+                                "    wheels:\n      nvidia-cuda-runtime-cu12: \"12.9.79\"\n")
+    assert strictest_driver(load_release(write_release(text))) == "580"
