@@ -52,6 +52,8 @@ def validate_image(
     json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
     (out_dir / f"{name}.runner.stderr").write_text(stderr, encoding="utf-8")
     write_junit(report, junit_path, f"ngc.{name}")
+    (out_dir / f"{name}.summary.md").write_text(markdown_summary(report, ref, name),
+                                                encoding="utf-8")
     return ValidationOutcome(report, json_path, junit_path, time.monotonic() - started)
 
 
@@ -84,6 +86,20 @@ def parse_report(stdout: str, stderr: str, status: int, gpu_mode: str) -> RunRep
                                          f"runner {died} without a JSON report: {tail}",
                                          fault="image"))
         return failed
+
+
+def markdown_summary(report: RunReport, ref: str, name: str) -> str:
+    """One page per image for people: verdict, then every check with its status and message."""
+    counts = ", ".join(f"{n} {status}" for status, n in report.summary.items())
+    lines = [f"# Validation of {name}", "", f"- image: `{ref}`",
+             f"- verdict: **{report.verdict}** ({counts})",
+             f"- Python {report.python or '?'}, GPU mode {report.gpu_mode}", "",
+             "| tier | check | status | fault | message |", "|---|---|---|---|---|"]
+    for check in report.checks:
+        message = " ".join(check.message.split()).replace("|", "/")
+        lines.append(f"| {check.tier} | `{check.id}` | {check.status} | {check.fault or ''} "
+                     f"| {message} |")
+    return "\n".join(lines) + "\n"
 
 
 def tier_verdicts(report: RunReport) -> dict[str, str]:

@@ -101,6 +101,8 @@ def test_validation_evidence_json_and_junit(ci_release: ReleaseRun) -> None:
     gpu_checks = [c for c in report["checks"] if c["id"].startswith("jax.gpu.")]
     assert len(gpu_checks) == 3
     assert all(c["status"] == "skip" and c["message"] == "no GPU" for c in gpu_checks)
+    summary = Path(validation["report"]).with_name("jax.summary.md").read_text()
+    assert "- verdict: **pass**" in summary and "| T2 | `jax.train_cpu` | pass |" in summary
     suite = ET.parse(validation["junit"]).getroot().find("testsuite")
     assert suite is not None
     assert int(suite.get("tests", "0")) == len(report["checks"])

@@ -68,3 +68,18 @@ def test_a_wrong_or_missing_label_fails_with_both_values() -> None:
 
 def test_no_manifest_means_the_label_check_is_skipped_not_passed() -> None:
     assert check_labels(FakeClient({}), "img", {}).status == "skip"
+
+
+def test_markdown_summary_lists_every_check() -> None:
+    from ngc_builder.validate import markdown_summary
+
+    report = RunReport(image="jax", python="3.13.5", platform="linux", gpu_mode="none",
+                       gpu_expected=False, checks=[
+                           CheckResult("framework.version", "T0", "pass", "jax 0.12.0"),
+                           CheckResult("jax.gpu.conv", "T2", "skip", "no GPU"),
+                           CheckResult("lib.cudnn", "T0", "fail", "cannot load | x",
+                                       fault="image")])
+    text = markdown_summary(report, "localhost:5000/jax:26.11-py3", "jax")
+    assert "- verdict: **fail** (1 pass, 1 fail, 1 skip)" in text
+    assert "| T2 | `jax.gpu.conv` | skip |  | no GPU |" in text
+    assert "| T0 | `lib.cudnn` | fail | image | cannot load / x |" in text
