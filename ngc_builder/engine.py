@@ -44,8 +44,3 @@ def image_exists(client: Any, ref: str) -> bool:
     except docker.errors.ImageNotFound:
         return False
     return True
-
-
-def image_info(client: Any, ref: str) -> dict[str, Any]:
-    info: dict[str, Any] = client.api.inspect_image(ref)
-    return info

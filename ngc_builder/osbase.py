@@ -31,9 +31,20 @@ def ensure_os_image(
     client: Any, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink
 ) -> str:
     """Return the ID of the OS image at `ref`, obtaining it if the engine lacks it."""
-    if not image_exists(client, ref):
+    return obtain_os_image(client, base, ref, strategy, sink)[0]
+
+
+def obtain_os_image(
+    client: Any, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink
+) -> tuple[str, str]:
+    """The OS image's ID and how this run got it: already present, pulled, or bootstrapped."""
+    present = image_exists(client, ref)
+    if not present:
         _obtain(client, base, ref, strategy, sink)
-    return str(client.api.inspect_image(ref)["Id"])
+    info = client.api.inspect_image(ref)
+    labels = (info.get("Config") or {}).get("Labels") or {}
+    origin = labels.get("org.ngc-builder.os-origin", "pulled")
+    return str(info["Id"]), "already present" if present else origin
 
 
 def _obtain(client: Any, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink) -> None:

@@ -13,11 +13,11 @@ from typing import Any
 from rich.console import Console
 
 from .build import project_revision, project_source
-from .engine import connect, gpu_mode, image_exists
+from .engine import connect, gpu_mode
 from .errors import InputError, Problem, StepError
 from .manifest import LoadedRelease, load_release
 from .models import REGISTRY_RE
-from .osbase import Strategy, ensure_os_image
+from .osbase import Strategy, obtain_os_image
 from .pipeline import Run, run_images
 from .plan import ReleasePlan, plan_release
 from .record import ImageRecord, OsRecord, ReleaseRecord, load_record, record_path
@@ -125,18 +125,15 @@ def _ensure_os(
     """Obtain one OS image; a failure is recorded and blocks only the images on it."""
     ref = plan.os_refs[base_name]
     ui.step(f"os-{base_name}", f"ensuring {ref} ({options.os_strategy})")
-    present = image_exists(client, ref)
     started = time.monotonic()
     try:
-        image_id = ensure_os_image(client, loaded.bases[base_name], ref, options.os_strategy,
-                                   ui.sink(f"os-{base_name}"))
+        image_id, obtained = obtain_os_image(client, loaded.bases[base_name], ref,
+                                             options.os_strategy, ui.sink(f"os-{base_name}"))
     except StepError as exc:
         ui.problem(f"os-{base_name}", f"{exc.step}: {exc.message}")
         return OsRecord(ref=ref, obtained="failed", error=f"{exc.step}: {exc.message}",
                         seconds=round(time.monotonic() - started, 1))
-    origin = (client.api.inspect_image(image_id)["Config"].get("Labels") or {}).get(
-        "org.ngc-builder.os-origin", "pulled")
-    return OsRecord(ref=ref, image_id=image_id, obtained="already present" if present else origin,
+    return OsRecord(ref=ref, image_id=image_id, obtained=obtained,
                     seconds=round(time.monotonic() - started, 1))
 
 
