@@ -9,6 +9,7 @@ from typing import cast
 import click
 
 from . import __version__
+from .baselines import DEFAULT_FILE as DEFAULT_BASELINES
 from .commands import (
     check_command,
     guarded,
@@ -18,7 +19,7 @@ from .commands import (
     render_command,
     report_command,
 )
-from .hostmode import validate_host_command, validate_image_command
+from .hostmode import HostBaselines, validate_host_command, validate_image_command
 from .osbase import Strategy
 from .release import ReleaseOptions
 
@@ -125,19 +126,26 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
               show_default=True, help="Folder for the JSON report and JUnit XML.")
 @click.option("--junit", type=click.Path(path_type=Path), default=None,
               help="Also write JUnit XML here.")
+@click.option("--baselines", "baselines_file", type=click.Path(path_type=Path), default=None,
+              help="T3 floors and medians (default: ROOT/baselines/gpu.json).")
+@click.option("--record-baseline", "record_as", default=None, metavar="YY.MM",
+              help="With --host: compare with releases before YY.MM, then record the T3 "
+                   "medians of a passing run as YY.MM's baseline.")
 @JSON
 def validate(image: str | None, host: bool, framework: str | None, version: str | None,
              python: str, manifest: Path | None, root: Path, out: Path, junit: Path | None,
-             as_json: bool) -> None:
+             baselines_file: Path | None, record_as: str | None, as_json: bool) -> None:
     """Validate IMAGE inside a container, or this host with --host --framework NAME."""
     if host == (image is not None) or (host and framework is None):
         raise click.UsageError("give IMAGE, or --host with --framework NAME")
     if host:
         assert framework is not None
-        sys.exit(guarded(lambda: validate_host_command(root, framework, version, python,
-                                                       junit, as_json)))
+        baselines = HostBaselines(baselines_file or root / DEFAULT_BASELINES, record_as)
+        sys.exit(guarded(lambda: validate_host_command(root, framework, version, python, out,
+                                                       junit, as_json, baselines)))
     assert image is not None
-    sys.exit(guarded(lambda: validate_image_command(image, manifest, out, junit, as_json)))
+    chosen = baselines_file or root / DEFAULT_BASELINES
+    sys.exit(guarded(lambda: validate_image_command(image, manifest, out, junit, as_json, chosen)))
 
 
 @main.command()

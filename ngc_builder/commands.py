@@ -11,14 +11,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from packaging.version import Version
-
-from .drivers import minimum_driver
 from .errors import EngineError, InputError, Problem, StepError
 from .junit import write_junit
-from .manifest import LoadedRelease, load_release
+from .manifest import load_release
 from .plan import plan_release
-from .preflight import host_preflight
+from .preflight import host_preflight, strictest_driver
 from .record import load_record, record_path
 from .release import ReleaseOptions, check_registry_option, prepare, run_release
 from .render import render_release
@@ -132,9 +129,3 @@ def preflight_command(min_driver: str | None, manifest: Path | None, junit: Path
         for check in report.checks:
             print(f"{check.status:4} {check.tier} {check.id}: {check.message}")
     return EXIT_FAILED if report.verdict == "fail" else EXIT_OK
-
-
-def strictest_driver(loaded: LoadedRelease) -> str | None:
-    found = [minimum_driver(stack.cuda) for stack in loaded.release.cuda_stacks.values()]
-    versions = [version for version in found if version is not None]
-    return max(versions, key=Version) if versions else None

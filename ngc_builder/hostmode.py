@@ -7,31 +7,37 @@ import json
 import os
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .baselines import DEFAULT_FILE, load_book, measurements, record, runner_document
 from .engine import connect, gpu_mode, image_exists
 from .errors import InputError, Problem
 from .junit import write_junit
 from .manifest import load_model, load_release
-from .models import Framework
+from .models import DEFAULT_GPU_TARGETS, RELEASE_RE, Framework
 from .plan import LABEL_PREFIX, plan_release
 from .render import probe_files
 from .runner.report import RunReport
-from .validate import parse_report, validate_image
+from .validate import parse_report, validate_image, write_reports
 
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent
 
 
 def validate_image_command(
-    ref: str, manifest: Path | None, out: Path, junit: Path | None, as_json: bool
+    ref: str, manifest: Path | None, out: Path, junit: Path | None, as_json: bool,
+    baselines_file: Path = DEFAULT_FILE,
 ) -> int:
     client = connect()
     if not image_exists(client, ref):
         raise InputError([Problem(ref, 1, "image", "no such image in the engine")])
     expected = _expected_labels(client, ref, manifest)
     name = ref.rsplit("/", 1)[-1].replace(":", "_")
-    outcome = validate_image(client, ref, expected, gpu_mode(), out, name)
+    labels = client.api.inspect_image(ref)["Config"].get("Labels") or {}
+    lineage = labels.get(f"{LABEL_PREFIX}.image") or name.split("_")[0]
+    document = _baseline_document(HostBaselines(baselines_file), lineage)
+    outcome = validate_image(client, ref, expected, gpu_mode(), out, name, baselines=document)
     if junit is not None:
         write_junit(outcome.report, junit, f"ngc.{name}")
     return _finish(outcome.report, as_json)
@@ -49,11 +55,22 @@ def _expected_labels(client: Any, ref: str, manifest: Path | None) -> dict[str, 
     return plan.get(name).labels
 
 
+@dataclass(frozen=True)
+class HostBaselines:
+    """T3 in host mode: the project's baseline file, and the release to record medians as."""
+
+    file: Path
+    record_as: str | None = None
+
+
 def validate_host_command(
-    root: Path, framework: str, version: str | None, python: str, junit: Path | None,
-    as_json: bool,
+    root: Path, framework: str, version: str | None, python: str, out: Path,
+    junit: Path | None, as_json: bool, baselines: HostBaselines | None = None,
 ) -> int:
     folder = root / "frameworks" / framework
+    if baselines and baselines.record_as and not RELEASE_RE.fullmatch(baselines.record_as):
+        raise InputError([Problem("--record-baseline", 1, "record-baseline",
+                                      f"{baselines.record_as!r} is not a release id (YY.MM)")])
     if not (folder / "framework.yaml").is_file():
         raise InputError([Problem(str(folder), 1, "framework", "no such framework folder")])
     spec, _ = load_model(folder / "framework.yaml", Framework, str(folder / "framework.yaml"))
@@ -67,9 +84,17 @@ def validate_host_command(
             target.write_bytes(content)
         expect = {"image": f"host:{spec.name}", "framework": spec.name, "probe": spec.name,
                   "distribution": spec.distribution, "import_name": spec.import_name,
-                  "version": version or _installed(python, spec.distribution or spec.name)}
+                  "version": version or _installed(python, spec.distribution or spec.name),
+                  "gpu_targets": list(DEFAULT_GPU_TARGETS)}
         (expect_dir / "20-framework.json").write_text(json.dumps(expect))
-        report = _run_with(python, expect_dir, probes)
+        lineage = f"host-{spec.name}"
+        document = _baseline_document(baselines, lineage)
+        report, stderr = _run_with(python, expect_dir, probes, document)
+    write_reports(report, out, lineage, f"host:{python}", stderr)
+    if baselines is not None and baselines.record_as is not None:
+        book_entries = measurements(report, lineage, baselines.record_as)
+        if report.verdict == "pass":
+            record(baselines.file, book_entries)
     if junit is not None:
         write_junit(report, junit, f"ngc.host.{spec.name}")
     return _finish(report, as_json)
@@ -84,14 +109,24 @@ def _installed(python: str, distribution: str) -> str:
     return done.stdout.strip() or "not-installed"
 
 
-def _run_with(python: str, expect_dir: Path, probes: Path) -> RunReport:
+def _baseline_document(baselines: HostBaselines | None, lineage: str) -> dict[str, Any] | None:
+    if baselines is None:
+        return None
+    return runner_document(load_book(baselines.file), lineage, baselines.record_as)
+
+
+def _run_with(
+    python: str, expect_dir: Path, probes: Path, baselines: dict[str, Any] | None = None,
+) -> tuple[RunReport, str]:
     # The runner is stdlib-only: any interpreter (a conda env, a GPU node's system Python)
     # can run it straight from this checkout, without ngc-builder's own dependencies.
     env = {**os.environ, "PYTHONPATH": str(PACKAGE_PARENT)}
+    if baselines is not None:
+        env["NGC_BASELINES"] = json.dumps(baselines)
     command = [python, "-X", "faulthandler", "-m", "ngc_builder.runner", "--expect-dir",
                str(expect_dir), "--probes-dir", str(probes)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
-    return parse_report(done.stdout, done.stderr, done.returncode, gpu_mode())
+    return parse_report(done.stdout, done.stderr, done.returncode, gpu_mode()), done.stderr
 
 
 def _finish(report: RunReport, as_json: bool) -> int:

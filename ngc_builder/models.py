@@ -103,6 +103,12 @@ RequirementTemplate = Annotated[
     AfterValidator(_requirement_template),
 ]
 LibraryName = Literal["cudart", "cublas", "cudnn", "nccl"]
+ComputeCapability = Annotated[
+    str, AfterValidator(_pattern("compute capability", re.compile(r"[0-9]{1,2}\.[0-9]"),
+                                 "like 9.0"))
+]
+# The GPUs every release must run on unless it says otherwise: A100 (sm_80) and H100 (sm_90).
+DEFAULT_GPU_TARGETS = ("8.0", "9.0")
 
 
 class Strict(BaseModel):
@@ -141,6 +147,8 @@ class ImageEntry(Strict):
     # release (its evidence goes to the support matrix) but does not fail the run; if it ever
     # passes, the run fails so that the manifest is corrected.
     expect_failure: Reason | None = None
+    # Narrower GPU targets for an image whose wheel predates the release's (say why in YAML).
+    gpu_targets: list[ComputeCapability] | None = Field(default=None, min_length=1)
 
     @property
     def image_name(self) -> str:
@@ -154,6 +162,11 @@ class Release(Strict):
     source: Url | None = None
     cuda_stacks: dict[Name, CudaStack] = Field(min_length=1)
     images: list[ImageEntry] = Field(min_length=1)
+    # Compute capabilities whose SASS every GPU image must carry (T0 cuda.archs).
+    gpu_targets: list[ComputeCapability] = Field(default=list(DEFAULT_GPU_TARGETS), min_length=1)
+
+    def targets_of(self, entry: ImageEntry) -> list[str]:
+        return list(entry.gpu_targets or self.gpu_targets)
 
 
 class Bootstrap(Strict):

@@ -13,6 +13,7 @@ from typing import Any
 import docker.errors
 import requests
 
+from . import baselines
 from .build import BuildOutcome, build_image, build_labels, content_key, find_built
 from .errors import StepError
 from .plan import ImageSpec, ReleasePlan
@@ -49,6 +50,8 @@ class Run:
     gpu_mode: str
     push: bool
     ui: Ui
+    # T3 floors and medians; measured medians of passing images are added to it.
+    baselines_file: Path | None = None
 
     def save(self) -> None:
         save_record(self.record, self.record_file)
@@ -204,7 +207,7 @@ def _validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     run.ui.step(spec.name, f"validating (GPU: {run.gpu_mode})")
     try:
         outcome = validate_image(run.client, image_id, record.labels, run.gpu_mode,
-                                 run.report_dir, spec.name)
+                                 run.report_dir, spec.name, baselines=_baselines_for(run, spec))
     except StepError as exc:
         record.validation.status, record.validation.error = "failed", exc.message
         record.push.status, record.push.error = "blocked", "validation failed"
@@ -222,6 +225,18 @@ def _validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
         record.push.status, record.push.error = "blocked", "validation failed"
         failed = ", ".join(check.id for check in report.failed())
         raise StepError(spec.name, "validate", f"failed: {failed}")
+    if run.baselines_file is not None:
+        added = baselines.record(run.baselines_file,
+                                 baselines.measurements(report, spec.name, run.plan.release))
+        if added:
+            run.ui.step(spec.name, f"{added} T3 medians recorded in {run.baselines_file}")
+
+
+def _baselines_for(run: Run, spec: ImageSpec) -> dict[str, Any] | None:
+    if run.baselines_file is None or run.gpu_mode != "required":
+        return None
+    book = baselines.load_book(run.baselines_file)
+    return baselines.runner_document(book, spec.name, run.plan.release)
 
 
 def _push(run: Run, spec: ImageSpec, record: ImageRecord) -> None:

@@ -144,6 +144,7 @@ def _framework_spec(loaded: LoadedRelease, entry: ImageEntry) -> ImageSpec:
         "org.opencontainers.image.title": f"{framework.title} {loaded.release.release}",
         f"{LABEL_PREFIX}.framework": framework.name,
         f"{LABEL_PREFIX}.framework.version": entry.version,
+        f"{LABEL_PREFIX}.gpu-targets": ",".join(loaded.release.targets_of(entry)),
     }
     if entry.stack is None:
         parent = base_image_name(loaded, base_name)

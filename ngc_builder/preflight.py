@@ -13,6 +13,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from .drivers import minimum_driver
+from .manifest import LoadedRelease
 from .runner.report import CheckResult
 
 SLOWDOWNS = {  # nvmlClocksEventReason* bits that mean the GPU is being held back
@@ -163,3 +165,9 @@ def check_processes(nvml: Any, handles: list[Any]) -> CheckResult:
 
 PROBES: tuple[Probe, ...] = (check_gpus, check_ecc, check_remapped_rows, check_clocks,
                              check_modes, check_processes)
+
+
+def strictest_driver(loaded: LoadedRelease) -> str | None:
+    found = [minimum_driver(stack.cuda) for stack in loaded.release.cuda_stacks.values()]
+    versions = [version for version in found if version is not None]
+    return max(versions, key=Version) if versions else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
+from . import baselines
 from .build import project_revision, project_source
 from .engine import connect, gpu_mode
 from .errors import InputError, Problem, StepError
@@ -20,8 +22,10 @@ from .models import REGISTRY_RE
 from .osbase import Strategy, obtain_os_image
 from .pipeline import Run, run_images
 from .plan import ReleasePlan, plan_release
+from .preflight import host_preflight, strictest_driver
 from .record import ImageRecord, OsRecord, ReleaseRecord, load_record, record_path
 from .render import RenderedImage, render_release
+from .runner.report import CheckResult
 from .stackcheck import check_stacks
 from .ui import Ui, summary_table
 
@@ -88,6 +92,13 @@ def run_release(options: ReleaseOptions) -> int:
     context_dir = release_dir / "context"
     for image in rendered:
         image.write(context_dir)
+    defects = host_defects(loaded, release_dir, gpu_mode())
+    if defects:
+        for check in defects:
+            print(f"host defect: {check.id}: {check.message}", file=sys.stderr)
+        print("T1 preflight failed: fix the host, or validate without GPUs (NGC_GPU=none); "
+              "nothing was built or pushed", file=sys.stderr)
+        return 1
     ui = Ui(release_dir / "logs", show_logs=options.show_logs)
     try:
         record = _run(options, loaded, plan, rendered, ui, context_dir)
@@ -96,6 +107,18 @@ def run_release(options: ReleaseOptions) -> int:
     selected = [record.images[i.name] for i in plan.select(options.only) if i.name in record.images]
     _report(record, selected, options.as_json)
     return 1 if any(image.breaks_the_run for image in selected) else 0
+
+
+def host_defects(loaded: LoadedRelease, release_dir: Path, mode: str) -> list[CheckResult]:
+    """With GPUs to validate on, the host must first pass T1: an old driver or a GPU with ECC
+    errors would otherwise be reported as broken images."""
+    if mode != "required":
+        return []
+    results = host_preflight(strictest_driver(loaded))
+    release_dir.mkdir(parents=True, exist_ok=True)
+    report = [check.to_dict() for check in results]
+    (release_dir / "preflight.json").write_text(json.dumps(report, indent=2) + "\n")
+    return [check for check in results if check.status == "fail"]
 
 
 def _run(
@@ -113,7 +136,8 @@ def _run(
               context_dir=context_dir, report_dir=path.parent / "reports", record=record,
               record_file=path, os_image_ids=os_ids, revision=project_revision(loaded.root),
               source=project_source(loaded.root, loaded.release.source), gpu_mode=gpu_mode(),
-              push=options.push, ui=ui)
+              push=options.push, ui=ui,
+              baselines_file=loaded.root / baselines.DEFAULT_FILE)
     run_images(run, selected)
     return record
 

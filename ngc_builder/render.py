@@ -149,7 +149,9 @@ def _render_framework(
     requirements = "".join(f"{line}\n" for line in image_requirements(loaded, entry))
     expect = {"image": spec.name, "framework": framework.spec.name, "version": entry.version,
               "probe": framework.spec.name, "distribution": framework.spec.distribution,
-              "import_name": framework.spec.import_name}
+              "import_name": framework.spec.import_name,
+              "gpu_targets": loaded.release.targets_of(entry),
+              "gpu_image": entry.stack is not None and framework.spec.needs_cuda(entry.variant)}
     files = {"requirements.txt": requirements.encode(), "expect/20-framework.json": _json(expect),
              **probe_files(framework.probe)}
     layer = framework.layer_template.relative_to(loaded.root).as_posix()

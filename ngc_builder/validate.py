@@ -7,6 +7,7 @@ is told which, so GPU checks are either run for real or reported `skipped: no GP
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ import requests
 
 from .errors import StepError
 from .junit import write_junit
+from .runner.nvml import device_nodes
 from .runner.report import CheckResult, RunReport
 
 # faulthandler: a framework that crashes the interpreter still names the frame it died in.
@@ -35,17 +37,27 @@ class ValidationOutcome:
 
 def validate_image(
     client: Any, ref: str, expected_labels: dict[str, str], gpu_mode: str, out_dir: Path,
-    name: str, timeout: int = 1800,
+    name: str, timeout: int = 1800, baselines: dict[str, Any] | None = None,
 ) -> ValidationOutcome:
     started = time.monotonic()
+    environment = runner_environment(gpu_mode, baselines)
     try:
-        stdout, stderr, status = run_runner(client, ref, gpu_mode, timeout)
+        stdout, stderr, status = run_runner(client, ref, gpu_mode, timeout, environment)
         labels = check_labels(client, ref, expected_labels)
     except (docker.errors.DockerException, requests.RequestException) as exc:
         # An engine error or a runner that outlives `timeout` fails this image, not the run.
         raise StepError(name, "validate", f"{exc.__class__.__name__}: {exc}") from None
     report = parse_report(stdout, stderr, status, gpu_mode)
     report.checks.insert(0, labels)
+    report.environment["docker_command"] = docker_command(ref, gpu_mode, environment)
+    json_path, junit_path = write_reports(report, out_dir, name, ref, stderr)
+    return ValidationOutcome(report, json_path, junit_path, time.monotonic() - started)
+
+
+def write_reports(
+    report: RunReport, out_dir: Path, name: str, ref: str, stderr: str,
+) -> tuple[Path, Path]:
+    """JSON evidence, JUnit XML, a Markdown summary and the runner's stderr, side by side."""
     json_path = out_dir / f"{name}.validation.json"
     junit_path = out_dir / f"{name}.junit.xml"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -54,15 +66,35 @@ def validate_image(
     write_junit(report, junit_path, f"ngc.{name}")
     (out_dir / f"{name}.summary.md").write_text(markdown_summary(report, ref, name),
                                                 encoding="utf-8")
-    return ValidationOutcome(report, json_path, junit_path, time.monotonic() - started)
+    return json_path, junit_path
 
 
-def run_runner(client: Any, ref: str, gpu_mode: str, timeout: int) -> tuple[str, str, int]:
+def runner_environment(gpu_mode: str, baselines: dict[str, Any] | None) -> dict[str, str]:
+    """NGC_HOST_GPUS: the GPUs passed in, which every framework inside must see."""
+    environment = {"NGC_GPU": gpu_mode,
+                   "NGC_HOST_GPUS": str(device_nodes() if gpu_mode == "required" else 0)}
+    if baselines:
+        environment["NGC_BASELINES"] = json.dumps(baselines, sort_keys=True)
+    return environment
+
+
+def docker_command(ref: str, gpu_mode: str, environment: dict[str, str]) -> str:
+    """The `docker run` equivalent of what validate did, for a person to repeat it."""
+    parts = ["docker run --rm", "--gpus all" if gpu_mode == "required" else "",
+             f"--shm-size {SHM_SIZE} --network none",
+             *(f"-e {key}={shlex.quote(value)}" for key, value in sorted(environment.items())
+               if key != "NGC_BASELINES"), ref, *RUNNER_COMMAND]
+    return " ".join(part for part in parts if part)
+
+
+def run_runner(
+    client: Any, ref: str, gpu_mode: str, timeout: int, environment: dict[str, str] | None = None,
+) -> tuple[str, str, int]:
     requests = ([docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
                 if gpu_mode == "required" else [])
     container = client.containers.create(
-        ref, RUNNER_COMMAND, environment={"NGC_GPU": gpu_mode}, device_requests=requests,
-        shm_size=SHM_SIZE, network_disabled=True)
+        ref, RUNNER_COMMAND, environment=environment or {"NGC_GPU": gpu_mode},
+        device_requests=requests, shm_size=SHM_SIZE, network_disabled=True)
     try:
         container.start()
         status = int(container.wait(timeout=timeout).get("StatusCode", -1))
@@ -93,13 +125,30 @@ def markdown_summary(report: RunReport, ref: str, name: str) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in report.summary.items())
     lines = [f"# Validation of {name}", "", f"- image: `{ref}`",
              f"- verdict: **{report.verdict}** ({counts})",
-             f"- Python {report.python or '?'}, GPU mode {report.gpu_mode}", "",
+             f"- Python {report.python or '?'}, GPU mode {report.gpu_mode}",
+             *environment_lines(report.environment), "",
              "| tier | check | status | fault | message |", "|---|---|---|---|---|"]
     for check in report.checks:
         message = " ".join(check.message.split()).replace("|", "/")
         lines.append(f"| {check.tier} | `{check.id}` | {check.status} | {check.fault or ''} "
                      f"| {message} |")
     return "\n".join(lines) + "\n"
+
+
+def environment_lines(environment: dict[str, Any]) -> list[str]:
+    """Where it ran: the command, and each GPU at the start and the end of the run."""
+    command = environment.get("docker_command") or " ".join(environment.get("command") or [])
+    lines = [f"- command: `{command}`"] if command else []
+    start, end = environment.get("gpus_start") or {}, environment.get("gpus_end") or {}
+    if start.get("error"):
+        lines.append(f"- GPUs: {start['error']}")
+    for before, after in zip(start.get("gpus") or [], end.get("gpus") or [], strict=False):
+        lines.append(f"- GPU {before['index']}: {before['name']} (sm_"
+                     f"{before['compute_capability'].replace('.', '')}), driver "
+                     f"{start.get('driver')}, {before['temperature_c']}->"
+                     f"{after['temperature_c']} C, SM clock {before['sm_clock_mhz']}->"
+                     f"{after['sm_clock_mhz']} MHz")
+    return lines
 
 
 def tier_verdicts(report: RunReport) -> dict[str, str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import probe_jax_gpu
+
 IMPORT_NAME = "jax"
 SEED = 0
 BF16_TOLERANCE = 2e-2  # max |err| / max |ref|; bf16 keeps 8 significant bits (~0.4 %/element)
@@ -20,9 +22,35 @@ LOSS_DROP = 0.5  # the final loss must be below this fraction of the first
 def register(suite: Any) -> None:
     suite.check("jax.train_cpu", tier="T2")(train_cpu)
     suite.check("jax.bf16_matmul", tier="T2")(bf16_matmul)
+    suite.check("jax.precision_cpu", tier="T2")(precision_cpu)
+    suite.check("jax.gpu.device_count", tier="T2", needs_gpu=True)(gpu_device_count)
     suite.check("jax.gpu.tensor_op", tier="T2", needs_gpu=True)(gpu_tensor_op)
+    suite.check("jax.gpu.precision_matrix", tier="T2", needs_gpu=True)(gpu_precision_matrix)
     suite.check("jax.gpu.conv", tier="T2", needs_gpu=True)(gpu_conv)
     suite.check("jax.gpu.amp_step", tier="T2", needs_gpu=True)(gpu_amp_step)
+    suite.check("jax.bench.gemm_bf16", tier="T3", needs_gpu=True)(gemm_bf16)
+
+
+def precision_cpu(ctx: Any) -> str:
+    import jax
+
+    select_platform(ctx)
+    return probe_jax_gpu.precision_matrix(ctx, jax.devices("cpu")[0])
+
+
+def gpu_precision_matrix(ctx: Any) -> str:
+    return probe_jax_gpu.precision_matrix(ctx, gpu_device(ctx))
+
+
+def gpu_device_count(ctx: Any) -> str:
+    import jax
+
+    gpu_device(ctx)
+    return probe_jax_gpu.device_count(ctx, jax.devices("gpu"))
+
+
+def gemm_bf16(ctx: Any) -> str:
+    return probe_jax_gpu.gemm_bf16(ctx, gpu_device(ctx))
 
 
 def rel_error(actual: Any, reference: Any) -> float:

@@ -11,6 +11,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from probe_pytorch_bench import (
+    all_reduce_bus_bandwidth,
+    device_copy,
+    gemm_bf16,
+    gemm_fp16,
+    gemm_tf32,
+)
 from probe_pytorch_gpu import gpu_amp_step, gpu_cudnn_benchmark, gpu_cudnn_conv, gpu_tensor_op
 from probe_pytorch_lib import (
     CONV_CASES,
@@ -28,6 +35,13 @@ from probe_pytorch_lib import (
     small_cnn,
     train,
 )
+from probe_pytorch_matrix import (
+    dataloader,
+    gpu_device_count,
+    gpu_nccl_all_reduce,
+    gpu_precision_matrix,
+    precision_matrix,
+)
 
 IMPORT_NAME = "torch"
 
@@ -39,10 +53,20 @@ def register(suite: Any) -> None:
     suite.check("torch.conv_cpu", tier="T2")(conv_cpu)
     suite.check("torch.autocast_cpu_bf16", tier="T2")(autocast_cpu_bf16)
     suite.check("torch.onnx_export", tier="T2")(onnx_export)
-    suite.check("torch.gpu.tensor_op", tier="T2", needs_gpu=True)(gpu_tensor_op)
-    suite.check("torch.gpu.cudnn_conv", tier="T2", needs_gpu=True)(gpu_cudnn_conv)
-    suite.check("torch.gpu.cudnn_benchmark", tier="T2", needs_gpu=True)(gpu_cudnn_benchmark)
-    suite.check("torch.gpu.amp_step", tier="T2", needs_gpu=True)(gpu_amp_step)
+    suite.check("torch.precision_cpu", tier="T2")(precision_cpu)
+    suite.check("torch.dataloader_workers", tier="T2")(dataloader_workers)
+    gpu_checks = {
+        "torch.gpu.device_count": gpu_device_count, "torch.gpu.tensor_op": gpu_tensor_op,
+        "torch.gpu.precision_matrix": gpu_precision_matrix, "torch.gpu.cudnn_conv": gpu_cudnn_conv,
+        "torch.gpu.cudnn_benchmark": gpu_cudnn_benchmark, "torch.gpu.amp_step": gpu_amp_step,
+        "torch.gpu.nccl_all_reduce": gpu_nccl_all_reduce,
+    }
+    for check_id, function in gpu_checks.items():
+        suite.check(check_id, tier="T2", needs_gpu=True)(function)
+    benchmarks = {"gemm_bf16": gemm_bf16, "gemm_fp16": gemm_fp16, "gemm_tf32": gemm_tf32,
+                  "memcpy_d2d": device_copy, "allreduce_busbw": all_reduce_bus_bandwidth}
+    for name, function in benchmarks.items():
+        suite.check(f"torch.bench.{name}", tier="T3", needs_gpu=True)(function)
 
 
 def train_cpu(ctx: Any) -> str:
@@ -68,6 +92,19 @@ def conv_cpu(ctx: Any) -> str:
         f"conv + dilated conv fwd/bwd: f32 vs f64 max rel error {max(errors):.2e}; "
         f"dilation vs explicit kernel {explicit_error:.2e}"
     )
+
+
+def precision_cpu(ctx: Any) -> str:
+    """The same precision matrix on the CPU (fp32/fp16/bf16 kernels; TF32 is a no-op there)."""
+    import torch
+
+    return precision_matrix(ctx, torch, "cpu")
+
+
+def dataloader_workers(ctx: Any) -> str:
+    import torch
+
+    return dataloader(ctx, torch)
 
 
 def autocast_cpu_bf16(ctx: Any) -> str:

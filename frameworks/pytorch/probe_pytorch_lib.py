@@ -132,15 +132,20 @@ def require_cuda(ctx: Any) -> Any:
 
 
 @contextlib.contextmanager
-def no_tf32(torch: Any) -> Iterator[None]:
-    """Compare GPU and CPU in true fp32: TF32 (10-bit mantissa) would need loose tolerances."""
+def tf32_mode(torch: Any, enabled: bool) -> Iterator[None]:
+    """TF32 (10-bit mantissa on tensor cores) for fp32 matmul and conv, on or off meanwhile."""
     backends = torch.backends
     saved = (backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32)
-    backends.cuda.matmul.allow_tf32 = backends.cudnn.allow_tf32 = False
+    backends.cuda.matmul.allow_tf32 = backends.cudnn.allow_tf32 = enabled
     try:
         yield
     finally:
         backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32 = saved
+
+
+def no_tf32(torch: Any) -> contextlib.AbstractContextManager[None]:
+    """Compare GPU and CPU in true fp32: TF32 would need loose tolerances."""
+    return tf32_mode(torch, False)
 
 
 def cudnn_version(ctx: Any, torch: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -12,6 +13,9 @@ from .suite import Check, Context, Suite, truncate
 from .versions import dotted, normalize_name, release_components, versions_equal
 
 PIP_TIMEOUT_S = 300
+SHM_PATH = "/dev/shm"
+MiB = 1 << 20
+MIN_SHM_BYTES = 1024 * MiB
 # nvidia-* distributions that are not CUDA libraries, so never a second copy of one.
 NOT_CUDA_LIBRARIES = frozenset({"nvidia-ml-py", "nvidia-ml-py3", "nvidia-pyindex"})
 
@@ -24,6 +28,22 @@ def register(suite: Suite, expect: dict[str, Any]) -> None:
     suite.add(Check("pip.check", "T0", False, check_pip))
     if "wheels" in expect:
         suite.add(Check("stack.wheels", "T0", False, check_wheels))
+    suite.add(Check("os.shm", "T2", False, check_shm))
+
+
+def check_shm(ctx: Context) -> str:
+    """DataLoader workers hand batches over through /dev/shm; Docker's default 64 MB is too
+    small for real batches, so a container must be started with --shm-size (the host's call)."""
+    try:
+        stats = os.statvfs(SHM_PATH)
+    except OSError as exc:
+        ctx.fail(f"{SHM_PATH} is missing ({exc}): start the container with --shm-size", "host")
+    size = stats.f_frsize * stats.f_blocks
+    ctx.evidence("shm_bytes", size)
+    if size < MIN_SHM_BYTES:
+        ctx.fail(f"{SHM_PATH} is {size / MiB:.0f} MiB, needs >= {MIN_SHM_BYTES / MiB:.0f} MiB: "
+                 "start the container with --shm-size (or --ipc=host)", "host")
+    return f"{SHM_PATH} is {size / MiB:.0f} MiB"
 
 
 def check_python(ctx: Context) -> str:

@@ -22,6 +22,7 @@ _STRING_KEYS = (
 _NULLABLE_STRING_KEYS = ("distribution", "import_name")
 _MAPPING_KEYS = ("libraries", "wheels")
 _PROBE_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_CAPABILITY = re.compile(r"[0-9]+\.[0-9]")
 
 
 class ExpectError(Exception):
@@ -78,6 +79,10 @@ def validate(expect: dict[str, Any]) -> None:
         _require_numeric(f"libraries.{name}", version)
     if "python" in expect:
         _require_numeric("python", expect["python"])
+    targets = expect.get("gpu_targets", [])
+    if not isinstance(targets, list) or not all(_CAPABILITY.fullmatch(str(t)) for t in targets):
+        raise ExpectError(f"expectation 'gpu_targets' must list compute capabilities like "
+                          f"\"9.0\", got {targets!r}")
     probe = expect.get("probe")
     # The probe name becomes a file name: refuse anything that could leave the probes dir.
     if probe is not None and not _PROBE_NAME.fullmatch(probe):

@@ -38,6 +38,50 @@ def gpu_expected(mode: str, visible: bool) -> bool:
 
 def register(suite: Suite) -> None:
     suite.add(Check("gpu.driver", "T1", True, check_driver))
+    suite.add(Check("gpu.device_count", "T2", True, check_device_count, ("gpu.driver",)))
+
+
+_CC_MAJOR, _CC_MINOR = 75, 76  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{MAJOR,MINOR}
+
+
+def cuda_devices() -> list[tuple[str, str]]:
+    """(name, compute capability) of every GPU the driver shows this process; OSError if no
+    driver library, RuntimeError if the driver refuses."""
+    lib, _ = load(DRIVER_LIBRARY)
+    _cu(lib, "cuInit", ctypes.c_uint(0))
+    count = ctypes.c_int()
+    _cu(lib, "cuDeviceGetCount", ctypes.byref(count))
+    return [_cuda_device(lib, index) for index in range(count.value)]
+
+
+def _cuda_device(lib: ctypes.CDLL, index: int) -> tuple[str, str]:
+    device, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    name = ctypes.create_string_buffer(256)
+    _cu(lib, "cuDeviceGet", ctypes.byref(device), ctypes.c_int(index))
+    _cu(lib, "cuDeviceGetName", name, ctypes.c_int(256), device)
+    _cu(lib, "cuDeviceGetAttribute", ctypes.byref(major), ctypes.c_int(_CC_MAJOR), device)
+    _cu(lib, "cuDeviceGetAttribute", ctypes.byref(minor), ctypes.c_int(_CC_MINOR), device)
+    return name.value.decode("utf-8", "replace"), f"{major.value}.{minor.value}"
+
+
+def _cu(lib: ctypes.CDLL, function: str, *args: object) -> None:
+    code = getattr(lib, function)(*args)
+    if code != 0:
+        raise RuntimeError(f"{function} returned CUDA driver status {code}")
+
+
+def check_device_count(ctx: Context) -> str:
+    """The driver inside must show every GPU the host passed in (one /dev/nvidiaN each)."""
+    try:
+        devices = cuda_devices()
+    except (OSError, RuntimeError) as exc:
+        ctx.fail(f"CUDA driver API: {exc}", "host")
+    ctx.evidence("devices", [{"name": name, "compute_capability": cc} for name, cc in devices])
+    ctx.evidence("host_gpus", ctx.host_gpus)
+    if len(devices) != ctx.host_gpus:
+        ctx.fail(f"CUDA sees {len(devices)} GPU(s), the host passed {ctx.host_gpus}", "host")
+    return f"{len(devices)} GPU(s): " + ", ".join(f"{n} (sm_{cc.replace('.', '')})"
+                                                  for n, cc in devices)
 
 
 def check_driver(ctx: Context) -> str:

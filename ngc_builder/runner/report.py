@@ -76,6 +76,9 @@ class RunReport:
     # Set only when the runner could not run at all (bad input); the verdict is then "error".
     error: str | None = None
     schema: int = SCHEMA
+    # Evidence of where it ran: the exact command, GPUs (name, driver, clocks, temperature)
+    # at the start and the end.
+    environment: dict[str, Any] = field(default_factory=dict)
 
     @property
     def verdict(self) -> Verdict:
@@ -106,6 +109,7 @@ class RunReport:
             "summary": self.summary,
             "duration_s": round(self.duration_s, 4),
             "error": self.error,
+            "environment": self.environment,
         }
 
     @classmethod
@@ -126,4 +130,5 @@ class RunReport:
             duration_s=float(data.get("duration_s", 0.0)),
             error=data.get("error"),
             schema=schema,
+            environment=dict(data.get("environment") or {}),
         )

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import core, framework, gpu, libs
+from . import archs, core, framework, gpu, libs, nvml, perf
 from .report import RunReport
 from .suite import RunEnv, Suite, run_checks
 
@@ -23,6 +23,8 @@ def build_suite(expect: dict[str, Any], probes_dir: Path) -> Suite:
     core.register(suite, expect)
     libs.register(suite, expect.get("libraries", {}))
     gpu.register(suite)
+    if "gpu_targets" in expect:
+        archs.register(suite)
     if "framework" in expect:
         framework.register(suite, expect, probes_dir)
     return suite
@@ -32,7 +34,7 @@ def run(
     expect: dict[str, Any], probes_dir: Path, mode: str, visible: bool | None = None
 ) -> RunReport:
     seen = gpu.gpu_visible() if visible is None else visible
-    env = RunEnv(expect, mode, gpu.gpu_expected(mode, seen), seen)
+    env = run_env(expect, mode, seen)
     started = time.perf_counter()
     with stdout_to_stderr():
         suite = build_suite(expect, probes_dir)
@@ -40,7 +42,19 @@ def run(
     report = empty_report(mode, env.gpu_expected, expect)
     report.checks = checks
     report.duration_s = time.perf_counter() - started
+    report.environment = {"command": [sys.executable, *sys.argv], "host_gpus": env.host_gpus,
+                          "gpus_start": env.gpu_info,
+                          "gpus_end": nvml.snapshot() if env.gpu_expected else {}}
     return report
+
+
+def run_env(expect: dict[str, Any], mode: str, visible: bool) -> RunEnv:
+    # NCCL says what went wrong only when asked to; its warnings then fail the check.
+    os.environ.setdefault("NCCL_DEBUG", "WARN")
+    expected = gpu.gpu_expected(mode, visible)
+    host_gpus = int(os.environ.get("NGC_HOST_GPUS") or nvml.device_nodes())
+    info = nvml.snapshot() if expected else {}
+    return RunEnv(expect, mode, expected, visible, host_gpus, info, perf.load_document())
 
 
 def empty_report(mode: str, expected: bool, expect: dict[str, Any] | None = None) -> RunReport:

@@ -7,12 +7,14 @@ on a host); everything they need reaches them through the ``Suite`` and ``Contex
 from __future__ import annotations
 
 import math
+import statistics
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from . import nvml, output, perf
 from .report import FAULTS, NO_GPU, TIERS, CheckResult, Fault
 
 CheckFn = Callable[["Context"], object]
@@ -49,6 +51,16 @@ class RunEnv:
     # NVIDIA device nodes or nvidia-smi are visible: tells "image can't use the GPU" (image
     # fault) from "no GPU was passed in" (host fault) when a framework sees no GPU.
     gpu_visible: bool
+    # GPUs the host gave this process (device nodes): frameworks must see exactly as many.
+    host_gpus: int = 0
+    # NVML's view at the start of the run: GPU names pick the floors and baselines of T3.
+    gpu_info: dict[str, Any] = field(default_factory=dict)
+    baselines: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gpu_name(self) -> str | None:
+        gpus = self.gpu_info.get("gpus") or []
+        return str(gpus[0]["name"]) if gpus else None
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,8 @@ class Context:
         self.gpu_mode = env.gpu_mode
         self.gpu_expected = env.gpu_expected
         self.gpu_visible = env.gpu_visible
+        self.host_gpus = env.host_gpus
+        self.env = env
         self.evidence_data: dict[str, Any] = {}
 
     def fail(self, message: str, fault: Fault = "image") -> NoReturn:
@@ -89,6 +103,26 @@ class Context:
 
     def evidence(self, key: str, value: object) -> None:
         self.evidence_data[key] = jsonable(value)
+
+    def measure(
+        self, metric: str, unit: str, sample: Callable[[], float], repeats: int = perf.MIN_REPEATS,
+    ) -> str:
+        """T3: ``sample()`` returns one measurement; the median is held to the threshold."""
+        gpu = self.env.gpu_name or "unknown GPU"
+        branch = nvml.driver_branch(self.env.gpu_info.get("driver"))
+        self.evidence("gpu_before", nvml.snapshot())
+        samples = perf.repeat(sample, repeats)
+        self.evidence("gpu_after", nvml.snapshot())
+        limit = perf.threshold_for(self.env.baselines, gpu, branch, metric)
+        passed, message = perf.verdict(metric, unit, samples, limit)
+        self.evidence("measurement", {
+            "metric": metric, "unit": unit, "samples": samples,
+            "median": statistics.median(samples), "threshold": limit.value,
+            "floor": limit.floor, "baseline": limit.baseline,
+            "baseline_release": limit.baseline_release, "gpu": gpu, "driver_branch": branch})
+        if not passed:
+            self.fail(message)
+        return message
 
 
 class Suite:
@@ -139,9 +173,25 @@ def run_check(check: Check, env: RunEnv, done: dict[str, CheckResult] | None = N
         return CheckResult(check.id, check.tier, "skip", NO_GPU)
     ctx = Context(env, check.id)
     started = time.perf_counter()
-    result = _outcome(check, ctx)
+    with output.captured() as printed:
+        result = _outcome(check, ctx)
     result.duration_s = time.perf_counter() - started
     result.evidence = {**ctx.evidence_data, **result.evidence}
+    return _judge_output(result, printed[0] if printed else "")
+
+
+def _judge_output(result: CheckResult, text: str) -> CheckResult:
+    """A known failure text in a check's output fails it, whatever the check concluded."""
+    found = output.known_failures(text)
+    if not found:
+        return result
+    result.evidence["known_failure_lines"] = found
+    result.evidence["output_tail"] = output.tail(text)
+    if result.status == "fail":
+        return result
+    result.status = "fail"
+    result.fault = "image"
+    result.message = truncate(f"known failure text in the output: {found[0]}", 500)
     return result
 
 

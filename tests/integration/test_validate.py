@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ngc_builder.validate import RUNNER_COMMAND
 from tests.integration.conftest import ReleaseRun, cli
 
 pytestmark = pytest.mark.integration
@@ -55,3 +56,59 @@ def test_wrong_label_fails_the_label_check(ci_release: ReleaseRun, docker_client
         assert labels["status"] == "fail" and "9.9.9" in labels["message"]
     finally:
         docker_client.api.remove_image(image.id, force=True)
+
+
+def checks_of(done: Any) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in json.loads(done.stdout)["checks"]}
+
+
+def test_cpu_image_passes_t0_and_t2_and_skips_gpu_checks_with_reason(
+    ci_release: ReleaseRun,
+) -> None:
+    image_id = ci_release.record["images"]["jax"]["build"]["image_id"]
+    done = cli("validate", image_id, "--json")
+    checks = checks_of(done)
+    assert checks["os.shm"]["status"] == "pass"  # validate starts containers with --shm-size
+    assert checks["cuda.archs"]["status"] == "skip"
+    assert "CPU-only image" in checks["cuda.archs"]["message"]
+    for check in checks.values():
+        if check["tier"] == "T0" and check["id"] != "cuda.archs":
+            assert check["status"] == "pass", check
+    gpu_prefixes = ("gpu.", "jax.gpu.", "jax.bench")
+    gpu_checks = [c for c in checks.values() if c["id"].startswith(gpu_prefixes)]
+    assert len(gpu_checks) >= 6
+    assert all(c["status"] == "skip" and c["message"] == "no GPU" for c in gpu_checks)
+    assert json.loads(done.stdout)["environment"]["docker_command"].startswith("docker run")
+
+
+def test_gpu_image_without_gpu_code_fails_the_architecture_check(
+    ci_release: ReleaseRun, docker_client: Any
+) -> None:
+    parent = ci_release.record["images"]["jax"]["build"]["image_id"]
+    broken = derive(docker_client, parent,
+                    "echo '{\"gpu_image\": true}' > /opt/ngc/expect/90-claims-gpu.json",
+                    "ngc-local/test-claims-gpu:latest")
+    try:
+        done = cli("validate", broken, "--json")
+        assert done.returncode == 1
+        archs = checks_of(done)["cuda.archs"]
+        assert archs["status"] == "fail" and "CPU-only build in a GPU image" in archs["message"]
+    finally:
+        docker_client.api.remove_image(broken, force=True)
+
+
+def test_default_docker_shm_fails_the_shm_check_as_a_host_defect(
+    ci_release: ReleaseRun, docker_client: Any
+) -> None:
+    image_id = ci_release.record["images"]["jax"]["build"]["image_id"]
+    container = docker_client.containers.run(image_id, RUNNER_COMMAND, detach=True,
+                                             environment={"NGC_GPU": "none"},
+                                             network_disabled=True)  # Docker's 64 MB /dev/shm
+    try:
+        assert container.wait(timeout=600)["StatusCode"] == 1
+        output = container.logs(stdout=True, stderr=False)
+    finally:
+        container.remove(force=True)
+    checks = {c["id"]: c for c in json.loads(output)["checks"]}
+    assert checks["os.shm"]["status"] == "fail" and checks["os.shm"]["fault"] == "host"
+    assert "--shm-size" in checks["os.shm"]["message"]

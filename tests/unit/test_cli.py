@@ -94,14 +94,25 @@ def test_validate_needs_an_image_or_host() -> None:
     assert code == 2 and "give IMAGE, or --host" in err
 
 
-def test_validate_host_runs_the_real_runner_here() -> None:
+def test_validate_host_runs_the_real_runner_here(tmp_path: Path) -> None:
     # No framework is installed in the test interpreter: the probe must fail, not pass.
     code, out, _ = invoke("validate", "--host", "--framework", "jax", "--version", "0.12.0",
-                          "--root", str(REPO), "--json")
+                          "--root", str(REPO), "--out", str(tmp_path), "--json")
     assert code == 1
     checks = {c["id"]: c for c in json.loads(out)["checks"]}
     assert checks["framework.import"]["status"] == "fail"
     assert checks["jax.train_cpu"]["status"] == "skip"
+    # No GPU code anywhere in this environment: the architecture check says so, never passes.
+    assert checks["cuda.archs"]["status"] == "skip"
+    summary = (tmp_path / "host-jax.summary.md").read_text()
+    assert "**fail**" in summary and "- command: `" in summary
+    assert (tmp_path / "host-jax.junit.xml").is_file()
+
+
+def test_validate_host_rejects_a_bad_baseline_release(tmp_path: Path) -> None:
+    code, _, err = invoke("validate", "--host", "--framework", "jax", "--root", str(REPO),
+                          "--record-baseline", "2026-11", "--out", str(tmp_path))
+    assert code == 2 and "--record-baseline" in err and "YY.MM" in err
 
 
 def test_validate_host_unknown_framework_exits_2(tmp_path: Path) -> None:

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from ngc_builder import release
 from ngc_builder.preflight import host_preflight
+from ngc_builder.release import ReleaseOptions
+from ngc_builder.runner.report import CheckResult
+from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
 
 pytestmark = pytest.mark.unit
 
@@ -146,3 +153,25 @@ def test_the_release_minimum_is_its_strictest_stack(project: Any, write_release:
     text = GOOD_RELEASE.replace("cuda_stacks:\n", 'cuda_stacks:\n  old:\n    cuda: "12.9"\n'
                                 "    wheels:\n      nvidia-cuda-runtime-cu12: \"12.9.79\"\n")
     assert strictest_driver(load_release(write_release(text))) == "580"
+
+
+def test_a_release_with_gpus_stops_on_a_host_defect(
+    write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    old_driver = CheckResult("t1.driver", "T1", "fail", "driver 535.104 < 580", fault="host")
+    monkeypatch.setattr(release, "gpu_mode", lambda: "required")
+    monkeypatch.setattr(release, "host_preflight", lambda minimum: [old_driver])
+    monkeypatch.setattr(release, "connect", lambda: pytest.fail("must not reach the engine"))
+    options = ReleaseOptions(manifest=write_release(GOOD_RELEASE), build_dir=tmp_path,
+                             stack_check=False)
+    assert release.run_release(options) == 1
+    assert "host defect: t1.driver: driver 535.104 < 580" in capsys.readouterr().err
+    saved = json.loads((tmp_path / "26.11" / "preflight.json").read_text())
+    assert saved[0]["fault"] == "host"
+
+
+def test_without_gpus_the_release_runs_no_preflight(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(release, "host_preflight", lambda minimum: pytest.fail("no preflight"))
+    assert release.host_defects(None, tmp_path, "none") == []  # type: ignore[arg-type]

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from ngc_builder.runner.report import CheckResult, RunReport
-from ngc_builder.validate import check_labels, parse_report
+from ngc_builder.validate import (
+    check_labels,
+    docker_command,
+    environment_lines,
+    parse_report,
+    runner_environment,
+)
 
 pytestmark = pytest.mark.unit
 SEGFAULT = """\
@@ -83,3 +89,28 @@ def test_markdown_summary_lists_every_check() -> None:
     assert "- verdict: **fail** (1 pass, 1 fail, 1 skip)" in text
     assert "| T2 | `jax.gpu.conv` | skip |  | no GPU |" in text
     assert "| T0 | `lib.cudnn` | fail | image | cannot load / x |" in text
+
+
+def test_runner_environment_and_the_equivalent_docker_command() -> None:
+    environment = runner_environment("none", {"floors": {}})
+    assert environment["NGC_HOST_GPUS"] == "0" and environment["NGC_GPU"] == "none"
+    assert json.loads(environment["NGC_BASELINES"]) == {"floors": {}}
+    command = docker_command("ngc/pytorch:26.11-py3", "required", environment)
+    assert command.startswith("docker run --rm --gpus all --shm-size 2g --network none")
+    assert "-e NGC_GPU=none" in command and "NGC_BASELINES" not in command
+    assert command.endswith("ngc/pytorch:26.11-py3 python -X faulthandler -m ngc_runner")
+
+
+def test_summary_shows_the_command_and_each_gpu_start_and_end() -> None:
+    gpu = {"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0",
+           "temperature_c": 31, "sm_clock_mhz": 345}
+    environment = {"docker_command": "docker run X",
+                   "gpus_start": {"driver": "580.95.05", "gpus": [gpu]},
+                   "gpus_end": {"driver": "580.95.05",
+                                "gpus": [{**gpu, "temperature_c": 52, "sm_clock_mhz": 1980}]}}
+    lines = environment_lines(environment)
+    assert lines == ["- command: `docker run X`",
+                     "- GPU 0: NVIDIA H100 80GB HBM3 (sm_90), driver 580.95.05, 31->52 C, "
+                     "SM clock 345->1980 MHz"]
+    assert environment_lines({"gpus_start": {"error": "NVML unavailable: x"}}) == [
+        "- GPUs: NVML unavailable: x"]

@@ -75,8 +75,12 @@ def test_python_version() -> None:
 
 
 def test_checks_without_expectations_are_not_emitted() -> None:
-    assert build_suite({}, Path("/nonexistent")).ids == ["pip.check", "gpu.driver"]
+    assert build_suite({}, Path("/nonexistent")).ids == [
+        "pip.check", "os.shm", "gpu.driver", "gpu.device_count"]
     full = build_suite(
         {"python": "3.13", "wheels": {}, "libraries": {"cudart": "13.2"}}, Path("/x")
     )
-    assert full.ids == ["python.version", "pip.check", "stack.wheels", "lib.cudart", "gpu.driver"]
+    assert full.ids == ["python.version", "pip.check", "stack.wheels", "os.shm", "lib.cudart",
+                        "gpu.driver", "gpu.device_count"]
+    targeted = build_suite({"gpu_targets": ["9.0"]}, Path("/x"))
+    assert "cuda.archs" in targeted.ids
