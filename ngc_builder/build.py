@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import subprocess
 import time
 from dataclasses import dataclass
@@ -24,13 +22,6 @@ class BuildOutcome:
     image_id: str
     seconds: float
     size_bytes: int
-
-
-def content_key(rendered: RenderedImage, parent_id: str) -> str:
-    """Dockerfile + context + planned labels + the parent's exact image: equal keys build
-    equal images (labels count: the validation checks them)."""
-    labels = json.dumps(rendered.spec.labels, sort_keys=True)
-    return hashlib.sha256(f"{rendered.digest()}|{labels}|{parent_id}".encode()).hexdigest()
 
 
 KEY_LABEL = "org.ngc-builder.key"

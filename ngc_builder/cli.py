@@ -98,15 +98,21 @@ def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None,
               show_default=True, help="How to get the OS base: pull it, or debootstrap it.")
 @OFFLINE
 @click.option("--quiet", is_flag=True, help="Do not echo build logs (they are still saved).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 16), default=2, show_default=True,
+              help="Images built, validated and pushed at the same time (siblings in the DAG).")
+@click.option("--force", is_flag=True,
+              help="Move release tags that already point at another digest (recorded).")
 @JSON
 def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
             ca_bundle: Path | None, root: Path | None, build_dir: Path, os_source: str,
-            offline: bool, quiet: bool, as_json: bool) -> None:
-    """Build, validate, tag and push a release; end with a summary table."""
+            offline: bool, quiet: bool, jobs: int, force: bool, as_json: bool) -> None:
+    """Build, validate, push candidates and promote a release; end with a summary table.
+
+    Images whose content key the registry already holds are neither built nor pushed."""
     options = ReleaseOptions(
         manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
         ca_bundle=ca_bundle, build_dir=build_dir, os_strategy=cast(Strategy, os_source),
-        stack_check=not offline, show_logs=not quiet, as_json=as_json)
+        stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force)
     sys.exit(guarded(lambda: release_command(options)))
 
 

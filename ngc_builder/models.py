@@ -15,6 +15,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from .sizegate import parse_size
+
 NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
 DEBIAN_PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]{1,80}")
 PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
@@ -107,6 +109,13 @@ ComputeCapability = Annotated[
     str, AfterValidator(_pattern("compute capability", re.compile(r"[0-9]{1,2}\.[0-9]"),
                                  "like 9.0"))
 ]
+TagName = Annotated[
+    str, AfterValidator(_pattern("tag", re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"),
+                                 "like latest"))
+]
+
+
+SizeText = Annotated[str, AfterValidator(_parses(parse_size, ValueError, "a size like '6.3 GB'"))]
 # The GPUs every release must run on unless it says otherwise: A100 (sm_80) and H100 (sm_90).
 DEFAULT_GPU_TARGETS = ("8.0", "9.0")
 
@@ -149,6 +158,8 @@ class ImageEntry(Strict):
     expect_failure: Reason | None = None
     # Narrower GPU targets for an image whose wheel predates the release's (say why in YAML).
     gpu_targets: list[ComputeCapability] | None = Field(default=None, min_length=1)
+    # The image fails if it grows past 1.2 x this ("6.3 GB", "900 MiB").
+    size_baseline: SizeText | None = None
 
     @property
     def image_name(self) -> str:
@@ -162,6 +173,8 @@ class Release(Strict):
     source: Url | None = None
     cuda_stacks: dict[Name, CudaStack] = Field(min_length=1)
     images: list[ImageEntry] = Field(min_length=1)
+    # Moving tags (e.g. latest) set on every image after its release tag; they may move.
+    aliases: list[TagName] = Field(default_factory=list)
     # Compute capabilities whose SASS every GPU image must carry (T0 cuda.archs).
     gpu_targets: list[ComputeCapability] = Field(default=list(DEFAULT_GPU_TARGETS), min_length=1)
 

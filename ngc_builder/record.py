@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -32,6 +32,11 @@ class BuildRecord(BaseModel):
     error: str | None = None
     log: str | None = None
     reused: bool = False
+    # Where the image came from when not built here: "local" (an earlier build), "registry".
+    source: str | None = None
+    # The key's components (keys.ImageKey), so `plan` can say which input changed.
+    inputs: dict[str, Any] | None = None
+    packages: str | None = None  # the package manifest file written at build time
 
 
 class ValidationRecord(BaseModel):
@@ -51,12 +56,14 @@ class ValidationRecord(BaseModel):
 
 class PushRecord(BaseModel):
     status: StepStatus = "pending"
-    ref: str | None = None
+    ref: str | None = None  # the candidate (staging) tag
     digest: str | None = None
     image_id: str | None = None
     seconds: float | None = None
     error: str | None = None
     reused: bool = False
+    promoted: list[str] = Field(default_factory=list)
+    forced: list[str] = Field(default_factory=list)
 
 
 class ImageRecord(BaseModel):

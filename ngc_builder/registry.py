@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+from dataclasses import dataclass
 
 import requests
 
@@ -48,6 +51,44 @@ def manifest_digest(registry: str, name: str, tag: str) -> str | None:
     return response.headers.get("Docker-Content-Digest")
 
 
+@dataclass(frozen=True)
+class Manifest:
+    body: bytes
+    media_type: str
+    digest: str
+
+    def blob_sizes(self) -> dict[str, int]:
+        """digest -> bytes of the config and every layer (what the registry stores)."""
+        data = json.loads(self.body)
+        blobs = [data.get("config") or {}, *(data.get("layers") or [])]
+        return {blob["digest"]: int(blob["size"]) for blob in blobs if "digest" in blob}
+
+
+def get_manifest(registry: str, name: str, reference: str) -> Manifest | None:
+    """The manifest of name:tag or name@digest, byte for byte, or None if absent."""
+    host, namespace = split_registry(registry)
+    url = f"{base_url(host)}/{namespace}{name}/manifests/{reference}"
+    response = _request("GET", url, {"Accept": MANIFEST_TYPES})
+    if response.status_code == 404:
+        return None
+    _raise_for(response, url)
+    digest = response.headers.get("Docker-Content-Digest") or (
+        "sha256:" + hashlib.sha256(response.content).hexdigest())
+    return Manifest(response.content, response.headers.get("Content-Type", ""), digest)
+
+
+def put_manifest(registry: str, name: str, tag: str, manifest: Manifest) -> str:
+    """Point name:tag at an existing manifest (its blobs are already there): no push."""
+    host, namespace = split_registry(registry)
+    url = f"{base_url(host)}/{namespace}{name}/manifests/{tag}"
+    response = _request("PUT", url, {"Content-Type": manifest.media_type}, manifest.body)
+    _raise_for(response, url)
+    held = response.headers.get("Docker-Content-Digest", manifest.digest)
+    if held != manifest.digest:
+        raise RegistryError(f"{url}: registry stored {held}, expected {manifest.digest}")
+    return held
+
+
 def list_tags(registry: str, name: str) -> list[str]:
     host, namespace = split_registry(registry)
     url = f"{base_url(host)}/{namespace}{name}/tags/list"
@@ -66,9 +107,11 @@ def is_up(registry: str) -> bool:
         return False
 
 
-def _request(method: str, url: str, headers: dict[str, str]) -> requests.Response:
+def _request(
+    method: str, url: str, headers: dict[str, str], body: bytes | None = None,
+) -> requests.Response:
     try:
-        return requests.request(method, url, headers=headers, timeout=TIMEOUT)
+        return requests.request(method, url, headers=headers, data=body, timeout=TIMEOUT)
     except requests.RequestException as exc:
         raise RegistryError(f"{url}: {exc.__class__.__name__}: {exc}") from None
 

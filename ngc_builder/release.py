@@ -17,6 +17,7 @@ from . import baselines
 from .build import project_revision, project_source
 from .engine import connect, gpu_mode
 from .errors import InputError, Problem, StepError
+from .keys import release_keys
 from .manifest import LoadedRelease, load_release
 from .models import REGISTRY_RE
 from .osbase import Strategy, obtain_os_image
@@ -48,6 +49,8 @@ class ReleaseOptions:
     stack_check: bool = True
     show_logs: bool = True
     as_json: bool = False
+    jobs: int = 2
+    force: bool = False
 
 
 def resolve_ca_bundle(option: Path | None) -> Path | None:
@@ -132,12 +135,14 @@ def _run(
     for base_name in sorted({spec.base for spec in selected if spec.kind == "base"}):
         record.os[base_name] = _ensure_os(client, loaded, plan, base_name, options, ui)
     os_ids = {name: os.image_id for name, os in record.os.items() if os.image_id}
-    run = Run(client=client, plan=plan, rendered={r.spec.name: r for r in rendered},
-              context_dir=context_dir, report_dir=path.parent / "reports", record=record,
-              record_file=path, os_image_ids=os_ids, revision=project_revision(loaded.root),
+    rendered_by_name = {r.spec.name: r for r in rendered}
+    run = Run(main_client=client, plan=plan, rendered=rendered_by_name,
+              keys=release_keys(loaded, plan, rendered_by_name), context_dir=context_dir,
+              report_dir=path.parent / "reports", record=record, record_file=path,
+              os_image_ids=os_ids, revision=project_revision(loaded.root),
               source=project_source(loaded.root, loaded.release.source), gpu_mode=gpu_mode(),
-              push=options.push, ui=ui,
-              baselines_file=loaded.root / baselines.DEFAULT_FILE)
+              push=options.push, ui=ui, baselines_file=loaded.root / baselines.DEFAULT_FILE,
+              jobs=options.jobs, force=options.force, aliases=list(loaded.release.aliases))
     run_images(run, selected)
     return record
 

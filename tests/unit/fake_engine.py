@@ -14,9 +14,13 @@ from typing import Any
 import docker.errors
 import requests
 
+from ngc_builder import imagesteps, publish
+from ngc_builder.keys import ImageKey
+from ngc_builder.packages import DPKG_LIST, PIP_LIST
 from ngc_builder.pipeline import Run, run_images
 from ngc_builder.plan import ReleasePlan
 from ngc_builder.record import ReleaseRecord
+from ngc_builder.registry import Manifest, RegistryError
 from ngc_builder.render import RenderedImage
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.ui import Ui
@@ -46,6 +50,9 @@ class FakeEngine:
     registry: dict[tuple[str, str], str] = field(default_factory=dict)  # (name, tag) -> digest
     calls: list[tuple[Any, ...]] = field(default_factory=list)
     builds: int = 0
+    registry_down: bool = False
+    fail_promote: set[str] = field(default_factory=set)
+    pushed_images: dict[str, dict[str, Any]] = field(default_factory=dict)  # digest -> image
 
     def calls_of(self, kind: str) -> list[tuple[Any, ...]]:
         return [call for call in self.calls if call[0] == kind]
@@ -58,7 +65,47 @@ class FakeEngine:
         repository = f"{REGISTRY}/{name}"
         return [call for call in self.calls
                 if (call[0] == "tag" and call[2] == repository)
-                or (call[0] == "push" and call[1] == repository)]
+                or (call[0] == "push" and call[1] == repository)
+                or (call[0] == "put_manifest" and call[1] == name)]
+
+
+class FakeRegistry:
+    """The registry HTTP API over the engine's in-memory registry (name, tag) -> digest."""
+
+    def __init__(self, engine: FakeEngine) -> None:
+        self.engine = engine
+
+    def _held(self, name: str, reference: str) -> str | None:
+        if reference.startswith("sha256:"):
+            held = {d for (n, _), d in self.engine.registry.items() if n == name}
+            return reference if reference in held else None
+        return self.engine.registry.get((name, reference))
+
+    def manifest_digest(self, registry: str, name: str, reference: str) -> str | None:
+        assert registry == REGISTRY
+        if self.engine.registry_down:
+            raise RegistryError(f"http://{REGISTRY}/v2/: connection refused")
+        return self._held(name, reference)
+
+    def list_tags(self, registry: str, name: str) -> list[str]:
+        return sorted(tag for (n, tag) in self.engine.registry if n == name)
+
+    def get_manifest(self, registry: str, name: str, reference: str) -> Manifest | None:
+        digest = self._held(name, reference)
+        return None if digest is None else Manifest(digest.encode(), "application/json", digest)
+
+    def put_manifest(self, registry: str, name: str, tag: str, manifest: Manifest) -> str:
+        self.engine.calls.append(("put_manifest", name, tag, manifest.digest))
+        if name in self.engine.fail_promote:
+            raise RegistryError(f"http://{REGISTRY}/v2/{name}/manifests/{tag}: connection reset")
+        self.engine.registry[(name, tag)] = manifest.digest
+        return manifest.digest
+
+    def patch(self, monkeypatch: Any) -> None:
+        for module in (imagesteps, publish):
+            monkeypatch.setattr(module, "manifest_digest", self.manifest_digest)
+        for name in ("list_tags", "get_manifest", "put_manifest"):
+            monkeypatch.setattr(publish, name, getattr(self, name))
 
 
 class FakeApi:
@@ -100,7 +147,8 @@ class FakeApi:
     def inspect_image(self, ref: str) -> dict[str, Any]:
         image_id = self._resolve(ref)
         image = self.engine.images[image_id]
-        return {"Id": image_id, "Size": 1_000_000, "Config": {"Labels": dict(image["labels"])}}
+        return {"Id": image_id, "Size": 1_000_000, "Config": {"Labels": dict(image["labels"])},
+                "RepoDigests": list(image.get("repo_digests", []))}
 
     def tag(self, image: str, repository: str, tag: str) -> bool:
         self.engine.calls.append(("tag", image, repository, tag))
@@ -117,10 +165,24 @@ class FakeApi:
                        "connect: connection refused")
             yield {"errorDetail": {"message": message}, "error": message}
             return
-        digest = sha_of(f"manifest of {engine.tags[f'{repository}:{tag}']}")
+        image_id = engine.tags[f"{repository}:{tag}"]
+        digest = sha_of(f"manifest of {image_id}")
         engine.registry[(name, tag)] = digest
+        engine.images[image_id].setdefault("repo_digests", []).append(f"{repository}@{digest}")
+        engine.pushed_images[digest] = dict(engine.images[image_id])
         yield {"status": f"{tag}: digest: {digest} size: 1234"}
         yield {"progressDetail": {}, "aux": {"Tag": tag, "Digest": digest, "Size": 1234}}
+
+    def pull(self, reference: str, **kwargs: Any) -> Iterator[Chunk]:
+        """Only `repository@digest` of something pushed before: the image comes back (with
+        a new ID, as a pull of a pushed image has one in a real engine too)."""
+        self.engine.calls.append(("pull", reference))
+        digest = reference.partition("@")[2]
+        image_id = sha_of(f"pulled {digest}")
+        self.engine.images[image_id] = dict(self.engine.pushed_images[digest])
+        self.engine.tags[reference] = image_id
+        yield {"status": f"Digest: {digest}"}
+        yield {"status": f"Status: Downloaded newer image for {reference}"}
 
     def remove_image(self, ref: str, noprune: bool = False) -> None:
         self.engine.calls.append(("remove_image", ref, noprune))
@@ -130,7 +192,8 @@ class FakeApi:
 
 
 class FakeContainer:
-    def __init__(self, report: RunReport, hangs: bool = False) -> None:
+    def __init__(self, report: RunReport | None, hangs: bool = False, output: str = "") -> None:
+        self.output = output
         self.report = report
         self.hangs = hangs
         self.removed = False
@@ -141,9 +204,13 @@ class FakeContainer:
     def wait(self, timeout: int | None = None) -> dict[str, int]:
         if self.hangs:  # what docker-py raises when the runner outlives `timeout`
             raise requests.exceptions.ReadTimeout("Read timed out. (read timeout=1800)")
+        if self.report is None:
+            return {"StatusCode": 0}
         return {"StatusCode": 0 if self.report.verdict == "pass" else 1}
 
     def logs(self, stdout: bool = True, stderr: bool = True) -> bytes:
+        if self.report is None:
+            return self.output.encode() if stdout else b""
         if stdout and not stderr:
             return json.dumps(self.report.to_dict()).encode()
         return b"runner: done\n"
@@ -159,6 +226,11 @@ class FakeContainers:
 
     def create(self, image: str, command: list[str], **kwargs: Any) -> FakeContainer:
         name = self.engine.images[image]["name"]
+        if command in (PIP_LIST, DPKG_LIST):
+            self.engine.calls.append(("packages", name, command[0]))
+            listing = ('[{"name": "pip", "version": "25.3"}]' if command == PIP_LIST
+                       else "python3\t3.13.5-1\n")
+            return FakeContainer(None, output=listing)
         self.engine.calls.append(("create", name, image, kwargs.get("network_disabled")))
         report = RunReport(image=name, python="3.13.5", platform="linux-x86_64",
                            gpu_mode=kwargs["environment"]["NGC_GPU"], gpu_expected=False)
@@ -184,18 +256,23 @@ class Setup:
     plan: ReleasePlan
     rendered: dict[str, RenderedImage]
     tmp: Path
+    keys: dict[str, ImageKey]
     engine: FakeEngine = field(default_factory=FakeEngine)
     record: ReleaseRecord | None = None
+    jobs: int = 1
+    force: bool = False
 
     def run(self, push: bool = True, record: ReleaseRecord | None = None) -> Run:
         self.record = record or self.record or ReleaseRecord(
             release=self.plan.release, registry=self.plan.registry, manifest="26.11.yaml")
         ui = Ui(self.tmp / "logs", show_logs=False, stream=io.StringIO())
-        return Run(client=FakeClient(self.engine), plan=self.plan, rendered=self.rendered,
-                   context_dir=self.tmp / "context", report_dir=self.tmp / "reports",
-                   record=self.record, record_file=self.tmp / "release.json",
-                   os_image_ids={"debian-trixie": OS_ID}, revision="0123abc", source="https://example.invalid/ngc",
-                   gpu_mode="none", push=push, ui=ui)
+        return Run(main_client=FakeClient(self.engine), plan=self.plan, rendered=self.rendered,
+                   keys=self.keys, context_dir=self.tmp / "context",
+                   report_dir=self.tmp / "reports", record=self.record,
+                   record_file=self.tmp / "release.json", os_image_ids={"debian-trixie": OS_ID},
+                   revision="0123abc", source="https://example.invalid/ngc", gpu_mode="none",
+                   push=push, ui=ui, jobs=self.jobs, force=self.force,
+                   new_client=lambda: FakeClient(self.engine))
 
     def go(self, push: bool = True, only: list[str] | None = None) -> ReleaseRecord:
         run = self.run(push)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder import pipeline, publish
+from ngc_builder import publish
+from ngc_builder.keys import image_key, release_keys
 from ngc_builder.manifest import load_release
 from ngc_builder.pipeline import run_images
 from ngc_builder.plan import plan_release
@@ -21,7 +22,7 @@ from ngc_builder.render import render_release
 from ngc_builder.stackcheck import check_stacks
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, fake_fetch
-from tests.unit.fake_engine import ALL, REGISTRY, TAG, Setup, sha_of
+from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeRegistry, Setup, sha_of
 
 pytestmark = pytest.mark.unit
 
@@ -34,14 +35,8 @@ def setup(write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.Monke
     rendered = {image.spec.name: image for image in render_release(loaded, plan, None)}
     for image in rendered.values():
         image.write(tmp_path / "context")
-    state = Setup(plan, rendered, tmp_path)
-
-    def fake_manifest_digest(registry: str, name: str, tag: str) -> str | None:
-        assert registry == REGISTRY
-        return state.engine.registry.get((name, tag))
-
-    monkeypatch.setattr(pipeline, "manifest_digest", fake_manifest_digest)
-    monkeypatch.setattr(publish, "manifest_digest", fake_manifest_digest)
+    state = Setup(plan, rendered, tmp_path, release_keys(loaded, plan, rendered))
+    FakeRegistry(state.engine).patch(monkeypatch)
     return state
 
 
@@ -57,8 +52,13 @@ def test_everything_builds_validates_and_pushes(setup: Setup) -> None:
         assert (image.build.status, image.validation.status, image.push.status) == (
             "ok", "ok", "ok"), name
         assert image.validation.verdict == "pass"
-        assert image.push.ref == f"{REGISTRY}/{name}:{TAG}"
-        assert image.push.digest == engine.registry[(name, TAG)]
+        # Pushed once, to a staging tag; the release and content tags were then pointed at
+        # the same manifest through the registry API.
+        assert image.push.ref == f"{REGISTRY}/{name}:{TAG}-rc1"
+        assert engine.calls_of("push").count(("push", f"{REGISTRY}/{name}", f"{TAG}-rc1")) == 1
+        key_tag = setup.keys[name].tag
+        assert image.push.digest == engine.registry[(name, TAG)] == engine.registry[(name, key_tag)]
+        assert image.push.promoted == [TAG, key_tag]
         assert image.push.image_id == image.build.image_id
         assert not image.failed
     # Each candidate was built under its local ref, FROM the exact parent it was keyed on.
@@ -101,7 +101,7 @@ def test_build_stream_error_fails_that_image_only(setup: Setup) -> None:
     torch = record.images["pytorch"]
     assert (torch.build.status, torch.validation.verdict, torch.push.status) == (
         "ok", "pass", "ok")
-    assert ("push", f"{REGISTRY}/pytorch", TAG) in engine.calls
+    assert ("push", f"{REGISTRY}/pytorch", f"{TAG}-rc1") in engine.calls
     assert engine.registry[("pytorch", TAG)] == torch.push.digest
     assert ("jax", TAG) not in engine.registry
     # The whole stream went to the image's log, the error included.
@@ -170,7 +170,7 @@ def test_push_stream_error_fails_the_push_and_untags(setup: Setup) -> None:
     record = setup.go()
     engine = setup.engine
     jax = record.images["jax"]
-    ref = f"{REGISTRY}/jax:{TAG}"
+    ref = f"{REGISTRY}/jax:{TAG}-rc1"
     assert (jax.build.status, jax.validation.verdict) == ("ok", "pass")
     assert jax.push.status == "failed"
     assert "connection refused" in str(jax.push.error)
@@ -219,17 +219,103 @@ def test_rerun_from_the_saved_record_reuses_the_build(setup: Setup) -> None:
     assert all(record.images[name].build.reused for name in ALL)
 
 
-def test_rerun_rebuilds_an_image_the_engine_lost(setup: Setup) -> None:
+def test_a_published_image_the_engine_lost_is_not_rebuilt(setup: Setup) -> None:
     first = setup.go()
     lost = first.images["jax"].build.image_id
     assert lost is not None
     del setup.engine.images[lost]
+    calls = len(setup.engine.calls)
+    second = setup.go()
+    assert setup.engine.built() == ALL  # the registry holds its key: nothing to do
+    assert setup.engine.calls[calls:] == []
+    assert second.images["jax"].push.digest == first.images["jax"].push.digest
+
+
+def test_a_fresh_machine_skips_every_published_image(setup: Setup) -> None:
+    first = setup.go()
+    setup.engine.images.clear()  # another machine: no images, no record, same registry
+    setup.engine.tags.clear()
+    setup.record = None
+    calls = len(setup.engine.calls)
+    second = setup.go()
+    assert setup.engine.built() == ALL
+    assert setup.engine.calls[calls:] == []  # zero builds, zero pushes, zero tag writes
+    for name in ALL:
+        assert second.images[name].build.source == "registry"
+        assert second.images[name].push.digest == first.images[name].push.digest
+
+
+def test_a_child_of_a_skipped_parent_pulls_the_parent(setup: Setup) -> None:
+    setup.go()
+    setup.engine.images.clear()
+    setup.engine.tags.clear()
+    setup.record = None
+    _bump(setup, "jax", "requirements.txt", b"jax[cuda13]==0.12.1\n")
+    record = setup.go()
+    assert setup.engine.built() == [*ALL, "jax"]
+    assert [call[1].split("@")[0] for call in setup.engine.calls_of("pull")] == [
+        f"{REGISTRY}/cuda-cu13"]
+    assert record.images["jax"].push.status == "failed"  # its release tag is immutable
+
+
+def _bump(setup: Setup, name: str, file: str, content: bytes) -> None:
+    """A framework version bump, as the renderer would show it: one context file changes."""
+    image = setup.rendered[name]
+    files = {**image.files, file: content}
+    setup.rendered[name] = dataclasses.replace(image, files=files)
+    parent = setup.keys[setup.plan.get(name).parent or ""].key
+    setup.keys[name] = image_key(setup.rendered[name], parent)
+
+
+def test_a_bump_rebuilds_one_image_and_its_release_tag_needs_force(setup: Setup) -> None:
+    published = setup.go().images["jax"].push.digest
+    _bump(setup, "jax", "requirements.txt", b"jax[cuda13]==0.12.1\n")
     second = setup.go()
     assert setup.engine.built() == [*ALL, "jax"]
     jax = second.images["jax"]
-    assert not jax.build.reused and jax.build.image_id != lost
-    assert jax.validation.verdict == "pass"
-    assert jax.push.status == "ok" and not jax.push.reused
+    assert jax.push.status == "failed" and "immutable" in str(jax.push.error)
+    assert jax.push.ref == f"{REGISTRY}/jax:{TAG}-rc2"  # the candidate is staged...
+    assert setup.engine.registry[("jax", TAG)] == published  # ...but the release tag held
+    assert all(second.images[n].push.status == "ok" for n in ("base", "cuda-cu13", "pytorch"))
+    setup.force = True
+    third = setup.go()
+    assert setup.engine.built() == [*ALL, "jax"]  # the rc is not built or pushed again
+    assert setup.engine.calls_of("push").count(("push", f"{REGISTRY}/jax", f"{TAG}-rc2")) == 1
+    moved = third.images["jax"].push
+    assert moved.status == "ok" and setup.engine.registry[("jax", TAG)] == moved.digest
+    assert moved.forced and f"{published} -> {moved.digest}" in moved.forced[0]
+
+
+def test_registry_down_then_up_finishes_without_pushing_twice(setup: Setup) -> None:
+    setup.engine.fail_push = {"pytorch", "jax"}
+    first = setup.go()
+    assert {first.images[n].push.status for n in ("pytorch", "jax")} == {"failed"}
+    setup.engine.fail_push = set()
+    second = setup.go()
+    assert not any(image.failed for image in second.images.values())
+    for name in ALL:  # each image's bytes reached the registry once
+        assert [i["name"] for i in setup.engine.pushed_images.values()].count(name) == 1
+
+
+def test_registry_lost_after_the_push_tags_without_pushing_again(setup: Setup) -> None:
+    setup.engine.fail_promote = {"jax"}
+    first = setup.go()
+    assert first.images["jax"].push.status == "failed"
+    assert ("jax", f"{TAG}-rc1") in setup.engine.registry and ("jax", TAG) not in \
+        setup.engine.registry
+    setup.engine.fail_promote = set()
+    second = setup.go()
+    assert second.images["jax"].push.status == "ok"
+    assert setup.engine.calls_of("push").count(("push", f"{REGISTRY}/jax", f"{TAG}-rc1")) == 1
+    assert setup.engine.registry[("jax", TAG)] == setup.engine.registry[("jax", f"{TAG}-rc1")]
+
+
+def test_parallel_workers_give_the_same_result(setup: Setup) -> None:
+    setup.jobs = 4
+    record = setup.go()
+    assert sorted(setup.engine.built()) == sorted(ALL)
+    assert setup.engine.built().index("cuda-cu13") < setup.engine.built().index("jax")
+    assert not any(image.failed for image in record.images.values())
 
 
 def test_rerun_after_a_failure_only_redoes_the_failed_image(setup: Setup) -> None:
@@ -249,6 +335,8 @@ def test_changed_parent_rebuilds_the_children(setup: Setup, tmp_path: Path) -> N
     bundle.write_text("-----BEGIN CERTIFICATE-----\n", encoding="utf-8")
     loaded = load_release(setup.tmp / "project" / "releases" / "26.11.yaml")
     setup.rendered = {i.spec.name: i for i in render_release(loaded, setup.plan, bundle)}
+    setup.keys = release_keys(loaded, setup.plan, setup.rendered)
+    setup.force = True  # every release tag moves to the rebuilt images
     record = setup.go()
     assert setup.engine.built() == ALL + ALL
     assert not any(record.images[name].build.reused for name in ALL)

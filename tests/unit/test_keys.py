@@ -1,0 +1,82 @@
+"""Content keys change when, and only when, an input changes; `changes` says which."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from ngc_builder.keys import changes, image_key, release_keys
+from ngc_builder.manifest import load_release
+from ngc_builder.plan import plan_release
+from ngc_builder.render import RenderedImage, render_release
+from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def rendered(write_release: WriteRelease) -> dict[str, RenderedImage]:
+    loaded = load_release(write_release(GOOD_RELEASE))
+    plan = plan_release(loaded)
+    return {image.spec.name: image for image in render_release(loaded, plan, None)}
+
+
+def with_file(image: RenderedImage, name: str, content: bytes) -> RenderedImage:
+    return dataclasses.replace(image, files={**image.files, name: content})
+
+
+def test_keys_are_stable_and_chain_through_parents(write_release: WriteRelease) -> None:
+    loaded = load_release(write_release(GOOD_RELEASE))
+    plan = plan_release(loaded)
+    first = {i.spec.name: i for i in render_release(loaded, plan, None)}
+    second = {i.spec.name: i for i in render_release(loaded, plan, None)}
+    keys, again = release_keys(loaded, plan, first), release_keys(loaded, plan, second)
+    assert {n: k.key for n, k in keys.items()} == {n: k.key for n, k in again.items()}
+    assert keys["jax"].parent == keys["cuda-cu13"].key
+    assert keys["cuda-cu13"].parent == keys["base"].key
+    assert len({k.key for k in keys.values()}) == len(keys)
+
+
+def test_each_input_changes_the_key(rendered: dict[str, RenderedImage]) -> None:
+    jax = rendered["jax"]
+    key = image_key(jax, "parent-1")
+    assert image_key(jax, "parent-1") == key
+    assert image_key(jax, "parent-2").key != key.key
+    assert image_key(with_file(jax, "requirements.txt", b"jax==0.12.1\n"), "parent-1").key \
+        != key.key
+    relabelled = dataclasses.replace(jax, spec=dataclasses.replace(
+        jax.spec, labels={**jax.spec.labels, "org.ngc-builder.framework.version": "0.12.1"}))
+    assert image_key(relabelled, "parent-1").key != key.key
+    restyled = dataclasses.replace(jax, dockerfile=jax.dockerfile + "RUN true\n")
+    assert image_key(restyled, "parent-1").key != key.key
+
+
+def test_changes_name_the_input(rendered: dict[str, RenderedImage]) -> None:
+    jax = rendered["jax"]
+    before = image_key(jax, "p1").inputs()
+    assert changes(before, image_key(jax, "p1"), "cuda-cu13") == []
+    assert changes(None, image_key(jax, "p1"), "cuda-cu13") == ["no earlier build recorded"]
+    bumped = image_key(with_file(jax, "requirements.txt", b"jax==0.12.1\n"), "p2")
+    assert changes(before, bumped, "cuda-cu13") == [
+        "parent cuda-cu13 changed", "requirements.txt changed"]
+    runner = image_key(with_file(rendered["base"], "ngc_runner/new.py", b"x"), "os")
+    base_before = image_key(rendered["base"], "os").inputs()
+    assert changes(base_before, runner, None) == ["validation runner changed (1 files)"]
+    relabelled = dataclasses.replace(jax, spec=dataclasses.replace(
+        jax.spec, labels={**jax.spec.labels, "org.ngc-builder.framework.version": "0.12.1"}))
+    assert changes(before, image_key(relabelled, "p1"), "cuda-cu13") == [
+        "label org.ngc-builder.framework.version: 0.12.0 -> 0.12.1"]
+
+
+def test_the_from_line_alone_is_not_reported_as_a_dockerfile_change(
+    rendered: dict[str, RenderedImage], tmp_path: Path
+) -> None:
+    jax = rendered["jax"]
+    moved = dataclasses.replace(jax, dockerfile=jax.dockerfile.replace(
+        "FROM ngc-local/cuda-cu13", "FROM ngc-local/cuda-cu13-other"))
+    assert moved.dockerfile != jax.dockerfile
+    reasons = changes(image_key(jax, "p1").inputs(), image_key(moved, "p2"), "cuda-cu13")
+    assert reasons == ["parent cuda-cu13 changed"]
