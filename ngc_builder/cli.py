@@ -18,6 +18,7 @@ from .commands import (
     release_command,
     render_command,
     report_command,
+    verify_command,
 )
 from .hostmode import HostBaselines, validate_host_command, validate_image_command
 from .osbase import Strategy
@@ -59,14 +60,37 @@ def check(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> No
     sys.exit(guarded(lambda: check_command(manifest, root, offline, as_json)))
 
 
+BUILD_DIR = click.option("--build-dir", type=click.Path(path_type=Path), default=Path("build"),
+                         show_default=True, help="Where contexts, logs, reports and records go.")
+
+
 @main.command()
 @MANIFEST
 @ROOT
 @REGISTRY
+@CA_BUNDLE
+@BUILD_DIR
 @JSON
-def plan(manifest: Path, root: Path | None, registry: str | None, as_json: bool) -> None:
-    """Show the image DAG: what is built FROM what and where it is pushed."""
-    sys.exit(guarded(lambda: plan_command(manifest, root, registry, as_json)))
+def plan(manifest: Path, root: Path | None, registry: str | None, ca_bundle: Path | None,
+         build_dir: Path, as_json: bool) -> None:
+    """Dry run: per image, build / reuse / skip and push / promote, and why (which input
+    changed since the recorded build, what the registry already holds)."""
+    options = ReleaseOptions(manifest=manifest, root=root, registry=registry,
+                             ca_bundle=ca_bundle, build_dir=build_dir, stack_check=False)
+    sys.exit(guarded(lambda: plan_command(options, as_json)))
+
+
+@main.command()
+@MANIFEST
+@ROOT
+@REGISTRY
+@BUILD_DIR
+@JSON
+def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: Path,
+           as_json: bool) -> None:
+    """Check through the registry API that every planned tag exists and points at the digest
+    in the release record; a missing or moved tag exits 1."""
+    sys.exit(guarded(lambda: verify_command(manifest, root, registry, build_dir, as_json)))
 
 
 @main.command()
@@ -92,8 +116,7 @@ def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None,
 @click.option("--no-push", is_flag=True, help="Build and validate, push nothing.")
 @CA_BUNDLE
 @ROOT
-@click.option("--build-dir", type=click.Path(path_type=Path), default=Path("build"),
-              show_default=True, help="Where contexts, logs, reports and the record go.")
+@BUILD_DIR
 @click.option("--os-source", type=click.Choice(["auto", "pull", "bootstrap"]), default="auto",
               show_default=True, help="How to get the OS base: pull it, or debootstrap it.")
 @OFFLINE
@@ -162,10 +185,19 @@ def validate(image: str | None, host: bool, framework: str | None, version: str 
 @click.option("--out", type=click.Path(path_type=Path), default=Path("docs/support-matrix.md"),
               show_default=True, help="The Markdown support matrix to write.")
 @JSON
-def report(manifest: Path, root: Path | None, build_dir: Path, out: Path,
-           as_json: bool) -> None:
-    """Write the support matrix (Markdown) from the release record; --json prints the record."""
-    sys.exit(guarded(lambda: report_command(manifest, root, build_dir, out, as_json)))
+@click.option("--notes", type=click.Path(path_type=Path), default=None,
+              help="Release notes to write [default: docs/release-notes/<YY.MM>.md].")
+@click.option("--archive", "archive_dir", type=click.Path(path_type=Path),
+              default=Path("archive"), show_default=True,
+              help="Archive of published releases: this one is added, the previous one is "
+                   "what the notes compare with.")
+def report(manifest: Path, root: Path | None, build_dir: Path, out: Path, as_json: bool,
+           notes: Path | None, archive_dir: Path) -> None:
+    """Write the support matrix and the release notes (with the package diff against the
+    previous release) from the release record, and archive the release; --json prints the
+    record."""
+    sys.exit(guarded(lambda: report_command(manifest, root, build_dir, out, as_json,
+                                            notes or Path("docs/release-notes"), archive_dir)))
 
 
 @main.command()

@@ -11,9 +11,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from . import archive
+from .dryrun import decide
+from .engine import connect_if_running
 from .errors import EngineError, InputError, Problem, StepError
 from .junit import write_junit
+from .keys import release_keys
 from .manifest import load_release
+from .notes import release_notes
 from .plan import plan_release
 from .preflight import host_preflight, strictest_driver
 from .record import load_record, record_path
@@ -22,6 +27,7 @@ from .render import render_release
 from .report import support_matrix
 from .runner.report import RunReport
 from .stackcheck import check_stacks
+from .verify import load_published, verify_tags
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 
@@ -65,18 +71,20 @@ def check_command(manifest: Path, root: Path | None, offline: bool, as_json: boo
     return EXIT_OK
 
 
-def plan_command(manifest: Path, root: Path | None, registry: str | None, as_json: bool) -> int:
-    if registry is not None:
-        check_registry_option(registry)
-    plan = plan_release(load_release(manifest, root), registry)
-    rows = [{"image": i.name, "kind": i.kind, "parent": i.parent or plan.os_ref(i),
-             "push": i.remote_ref(plan.registry)} for i in plan.images]
+def plan_command(options: ReleaseOptions, as_json: bool) -> int:
+    """Per image: build / reuse / skip and push / promote, with the reasons."""
+    loaded, plan, rendered = prepare(options)
+    keys = release_keys(loaded, plan, {image.spec.name: image for image in rendered})
+    record = load_record(record_path(options.build_dir, plan.release))
+    decisions = decide(plan, keys, record, connect_if_running())
     if as_json:
-        print(json.dumps({"release": plan.release, "registry": plan.registry, "images": rows},
-                         indent=2))
-    else:
-        for row in rows:
-            print(f"{row['image']:<16} FROM {row['parent']:<32} -> {row['push']}")
+        print(json.dumps({"release": plan.release, "registry": plan.registry,
+                          "images": [d.to_dict() for d in decisions]}, indent=2))
+        return EXIT_OK
+    for d in decisions:
+        print(f"{d.image:<22} {d.build:<6} {d.push:<13} FROM {d.parent}")
+        for reason in d.reasons:
+            print(f"{'':<22} - {reason}")
     return EXIT_OK
 
 
@@ -99,7 +107,8 @@ def release_command(options: ReleaseOptions) -> int:
 
 
 def report_command(manifest: Path, root: Path | None, build_dir: Path, out: Path,
-                   as_json: bool) -> int:
+                   as_json: bool, notes: Path | None = None,
+                   archive_dir: Path | None = None) -> int:
     loaded = load_release(manifest, root)
     path = record_path(build_dir, loaded.release.release)
     record = load_record(path)
@@ -112,6 +121,15 @@ def report_command(manifest: Path, root: Path | None, build_dir: Path, out: Path
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(support_matrix(loaded, record, path), encoding="utf-8")
     print(f"wrote {out}")
+    if archive_dir is not None:
+        print(f"archived {archive.write(archive_dir, manifest, record)}")
+    if notes is not None:
+        # A folder gets one file per release; a file name is used as given.
+        target = notes / f"{record.release}.md" if notes.suffix != ".md" else notes
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(release_notes(loaded, record, archive_dir or archive.DEFAULT_DIR),
+                          encoding="utf-8")
+        print(f"wrote {target}")
     return EXIT_OK
 
 
@@ -129,3 +147,25 @@ def preflight_command(min_driver: str | None, manifest: Path | None, junit: Path
         for check in report.checks:
             print(f"{check.status:4} {check.tier} {check.id}: {check.message}")
     return EXIT_FAILED if report.verdict == "fail" else EXIT_OK
+
+
+def verify_command(manifest: Path, root: Path | None, registry: str | None, build_dir: Path,
+                   as_json: bool) -> int:
+    """Through the registry API: each planned tag exists and holds the recorded digest."""
+    if registry is not None:
+        check_registry_option(registry)
+    loaded = load_release(manifest, root)
+    plan = plan_release(loaded, registry)
+    checks = verify_tags(plan, load_published(build_dir, plan.release),
+                         list(loaded.release.aliases))
+    if as_json:
+        print(json.dumps([check.to_dict() for check in checks], indent=2))
+    for check in checks:
+        ref = f"{plan.registry}/{check.image}:{check.tag}"
+        if check.problem is None:
+            if not as_json:
+                print(f"ok       {ref} @ {check.found}")
+        else:
+            print(f"{ref}: {check.problem} (record: {check.expected}, registry: {check.found})",
+                  file=sys.stderr)
+    return EXIT_FAILED if any(check.problem for check in checks) else EXIT_OK

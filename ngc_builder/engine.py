@@ -26,6 +26,14 @@ def connect(timeout: int = 900) -> Any:
     return client
 
 
+def connect_if_running() -> Any | None:
+    """A client when an engine answers, else None (`plan` works without an engine)."""
+    try:
+        return connect(timeout=10)
+    except EngineError:
+        return None
+
+
 def gpu_mode() -> str:
     """'required' when this host can pass GPUs into containers, else 'none'.
 

@@ -11,7 +11,7 @@ from .errors import StepError
 
 GROWTH_LIMIT = 1.2
 TOP_PATHS = 10
-PATH_DEPTH = 5  # /opt/venv/lib/python3.13/site-packages/<package>
+PATH_DEPTH = 6  # /opt/venv/lib/python3.13/site-packages/<package>: 6 components
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20,
           "GIB": 2**30}
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*")

@@ -54,7 +54,11 @@ def test_plan_shows_ngc_tags(write_release: WriteRelease) -> None:
     manifest = str(write_release(GOOD_RELEASE))
     code, out, _ = invoke("plan", manifest, "--registry", "registry.example:5000/ngc", "--json")
     assert code == 0
-    pushes = [row["push"] for row in json.loads(out)["images"]]
+    rows = json.loads(out)["images"]
+    pushes = [row["ref"] for row in rows]
+    # That registry does not answer: every image would be built, and the plan says why.
+    assert {row["build"] for row in rows} == {"build"}
+    assert "registry unreachable" in rows[0]["reasons"][0]
     assert pushes == ["registry.example:5000/ngc/base:26.11-py3",
                       "registry.example:5000/ngc/cuda-cu13:26.11-py3",
                       "registry.example:5000/ngc/pytorch:26.11-py3",
