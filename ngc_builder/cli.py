@@ -12,6 +12,7 @@ from . import __version__
 from .baselines import DEFAULT_FILE as DEFAULT_BASELINES
 from .commands import (
     check_command,
+    ci_command,
     guarded,
     plan_command,
     preflight_command,
@@ -198,6 +199,18 @@ def report(manifest: Path, root: Path | None, build_dir: Path, out: Path, as_jso
     record."""
     sys.exit(guarded(lambda: report_command(manifest, root, build_dir, out, as_json,
                                             notes or Path("docs/release-notes"), archive_dir)))
+
+
+@main.command()
+@MANIFEST
+@ROOT
+@click.option("--out-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("ci"),
+              show_default=True, help="Where the pipeline files go.")
+@click.option("--check", is_flag=True, help="Compare instead of writing; exit 1 when stale.")
+def ci(manifest: Path, root: Path | None, out_dir: Path, check: bool) -> None:
+    """Generate the monthly-build pipelines (GitHub Actions, GitLab CI): one job per image,
+    needing its parent's job."""
+    sys.exit(guarded(lambda: ci_command(manifest, root, out_dir, check)))
 
 
 @main.command()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import archive
+from .cigen import pipelines, stale
 from .dryrun import decide
 from .engine import connect_if_running
 from .errors import EngineError, InputError, Problem, StepError
@@ -169,3 +170,19 @@ def verify_command(manifest: Path, root: Path | None, registry: str | None, buil
             print(f"{ref}: {check.problem} (record: {check.expected}, registry: {check.found})",
                   file=sys.stderr)
     return EXIT_FAILED if any(check.problem for check in checks) else EXIT_OK
+
+
+def ci_command(manifest: Path, root: Path | None, out_dir: Path, check: bool) -> int:
+    """Write (or with --check, compare) the CI pipelines: one job per planned image."""
+    wanted = pipelines(plan_release(load_release(manifest, root)), manifest.as_posix())
+    if check:
+        stale_files = stale(out_dir, wanted)
+        for path in stale_files:
+            print(f"{path}: stale, regenerate with `ngc-builder ci {manifest}`", file=sys.stderr)
+        return EXIT_FAILED if stale_files else EXIT_OK
+    for pipeline in wanted:
+        target = out_dir / pipeline.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(pipeline.text, encoding="utf-8")
+        print(f"wrote {target}")
+    return EXIT_OK
