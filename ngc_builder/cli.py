@@ -23,6 +23,7 @@ from .commands import (
 )
 from .hostmode import HostBaselines, validate_host_command, validate_image_command
 from .osbase import Strategy
+from .rebuild import rebuild_release
 from .release import ReleaseOptions
 
 MANIFEST = click.argument("manifest", type=click.Path(path_type=Path))
@@ -199,6 +200,26 @@ def report(manifest: Path, root: Path | None, build_dir: Path, out: Path, as_jso
     record."""
     sys.exit(guarded(lambda: report_command(manifest, root, build_dir, out, as_json,
                                             notes or Path("docs/release-notes"), archive_dir)))
+
+
+@main.command()
+@click.argument("release_id", metavar="YY.MM")
+@click.option("--archive", "archive_dir", type=click.Path(path_type=Path), default=Path("archive"),
+              show_default=True, help="Archive of published releases.")
+@ROOT
+@REGISTRY
+@BUILD_DIR
+@click.option("--fresh", is_flag=True,
+              help="Build every image anew, even those the registry still holds.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 16), default=2, show_default=True)
+@JSON
+def rebuild(release_id: str, archive_dir: Path, root: Path | None, registry: str | None,
+            build_dir: Path, fresh: bool, jobs: int, as_json: bool) -> None:
+    """Rebuild a retired release from its archived manifest and the project files of its
+    revision, to the same tags (moved on purpose); changed digests are noted in the archive."""
+    options = ReleaseOptions(manifest=Path(), root=root, registry=registry, build_dir=build_dir,
+                             jobs=jobs, reuse_published=not fresh, as_json=as_json)
+    sys.exit(guarded(lambda: rebuild_release(release_id, archive_dir, options)))
 
 
 @main.command()

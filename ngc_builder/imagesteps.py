@@ -50,7 +50,7 @@ def skip_published(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     """The registry holds this key: nothing to build, validate or push; the tags are made
     sure of. With GPUs, an image published after CPU-only validation is validated again."""
     key = run.keys[spec.name]
-    digest = published_digest(run, spec) if run.push else None
+    digest = published_digest(run, spec) if run.push and run.reuse_published else None
     if digest is None:
         return False
     same = record.build.key == key.key
@@ -110,7 +110,9 @@ def _exists(run: Run, image_id: str) -> bool:
 
 def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     key = run.keys[spec.name]
-    if record.build.status == "ok" and record.build.key == key.key and record.build.image_id \
+    if not run.reuse_published:  # a rebuild: every image anew (the engine's cache still helps)
+        _build_new(run, spec, record)
+    elif record.build.status == "ok" and record.build.key == key.key and record.build.image_id \
             and _exists(run, record.build.image_id):
         run.ui.step(spec.name, f"unchanged (key {key.key[:12]}), reusing {record.build.image_id}")
         record.build.reused = True
@@ -239,7 +241,10 @@ def size_gate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
 def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     image_id = record.build.image_id
     assert image_id is not None
-    if record.push.status == "ok" and record.push.image_id == image_id and record.push.digest:
+    if record.push.image_id == image_id and record.push.digest and _held(run, spec,
+                                                                         record.push.digest):
+        # Pushed by an earlier run whose promotion did not finish (a refused tag move, a lost
+        # registry): promote that candidate, push nothing.
         _promote(run, spec, record, record.push.digest)
         return
     run.ui.step(spec.name, f"pushing candidate of {spec.remote_ref(run.plan.registry)}")
@@ -256,6 +261,13 @@ def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     _promote(run, spec, record, outcome.digest)
 
 
+def _held(run: Run, spec: ImageSpec, digest: str) -> bool:
+    try:
+        return manifest_digest(run.plan.registry, spec.name, digest) == digest
+    except RegistryError:
+        return False
+
+
 def _promote(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     try:
         done = promote(run.client, run.plan.registry, spec, digest, run.keys[spec.name].tag,
@@ -263,6 +275,7 @@ def _promote(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> Non
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message
         raise
+    record.push.status, record.push.error = "ok", None
     record.push.promoted = done.tags
     record.push.forced += done.forced
     for move in done.forced:

@@ -51,6 +51,7 @@ class Run:
     jobs: int = 2
     force: bool = False
     aliases: list[str] = field(default_factory=list)
+    reuse_published: bool = True
     new_client: Callable[[], Any] = connect  # one per worker thread
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)

@@ -51,6 +51,8 @@ class ReleaseOptions:
     as_json: bool = False
     jobs: int = 2
     force: bool = False
+    # False: build every image anew even if the registry holds its content key (rebuild).
+    reuse_published: bool = True
 
 
 def resolve_ca_bundle(option: Path | None) -> Path | None:
@@ -142,7 +144,8 @@ def _run(
               os_image_ids=os_ids, revision=project_revision(loaded.root),
               source=project_source(loaded.root, loaded.release.source), gpu_mode=gpu_mode(),
               push=options.push, ui=ui, baselines_file=loaded.root / baselines.DEFAULT_FILE,
-              jobs=options.jobs, force=options.force, aliases=list(loaded.release.aliases))
+              jobs=options.jobs, force=options.force, aliases=list(loaded.release.aliases),
+              reuse_published=options.reuse_published)
     run_images(run, selected)
     return record
 

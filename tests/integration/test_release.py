@@ -34,16 +34,20 @@ def test_siblings_pass_and_are_pushed(ci_release: ReleaseRun) -> None:
         assert image["build"]["status"] == "ok"
         assert image["validation"]["verdict"] == "pass", image["validation"]
         assert image["push"]["status"] == "ok"
-        assert image["push"]["ref"] == f"{ci_release.registry}/{name}:{TAG}"
+        assert image["push"]["ref"] == f"{ci_release.registry}/{name}:{TAG}-rc1"
+        assert image["push"]["promoted"] == [TAG, f"key-{image['build']['key']}"]
         assert image["push"]["digest"].startswith("sha256:")
         assert image["build"]["size_bytes"] > 50_000_000
 
 
 def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) -> None:
     for name in PUSHED:
-        assert list_tags(ci_release.registry, name) == [TAG]
-        digest = ci_release.record["images"][name]["push"]["digest"]
-        assert manifest_digest(ci_release.registry, name, TAG) == digest
+        image = ci_release.record["images"][name]
+        key_tag = f"key-{image['build']['key']}"
+        assert sorted(list_tags(ci_release.registry, name)) == [TAG, f"{TAG}-rc1", key_tag]
+        digest = image["push"]["digest"]
+        for tag in (TAG, f"{TAG}-rc1", key_tag):  # one manifest, three names
+            assert manifest_digest(ci_release.registry, name, tag) == digest
     assert list_tags(ci_release.registry, "broken") == []
     assert manifest_digest(ci_release.registry, "broken", TAG) is None
 
@@ -99,7 +103,7 @@ def test_validation_evidence_json_and_junit(ci_release: ReleaseRun) -> None:
                    "stack.wheels", "jax.train_cpu"):
         assert checks[passed]["status"] == "pass", checks[passed]
     gpu_checks = [c for c in report["checks"] if c["id"].startswith("jax.gpu.")]
-    assert len(gpu_checks) == 3
+    assert len(gpu_checks) == 5
     assert all(c["status"] == "skip" and c["message"] == "no GPU" for c in gpu_checks)
     summary = Path(validation["report"]).with_name("jax.summary.md").read_text()
     assert "- verdict: **pass**" in summary and "| T2 | `jax.train_cpu` | pass |" in summary

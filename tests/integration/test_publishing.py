@@ -1,0 +1,213 @@
+"""Monthly releases at speed, on the real engine and registry: a published release re-run does
+nothing, a bump rebuilds one image, a failed validation holds the release tag, a registry that
+stops mid-release loses nothing and pushes nothing twice, a retired release is rebuilt.
+
+The tests of this module run in order on one small release (base, a one-wheel CUDA stack and
+CPU JAX) published to its own registry namespace.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ngc_builder.registry import list_tags, manifest_digest
+from tests.conftest import DATA, REPO
+from tests.integration.conftest import REGISTRY_HOST, cli
+
+pytestmark = pytest.mark.integration
+TAG = "26.11-py3"
+IMAGES = ("base", "cuda-mini", "jax")
+
+
+@dataclass
+class Project:
+    root: Path
+    manifest: Path
+    build_dir: Path
+    registry: str
+
+    def release(self, *extra: str) -> subprocess.CompletedProcess[str]:
+        return cli("release", str(self.manifest), "--registry", self.registry, "--build-dir",
+                   str(self.build_dir), "--os-source", "bootstrap", "--offline", "--json",
+                   *extra)
+
+    def record(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.build_dir / "26.11" / "release.json").read_text())
+        return data
+
+    def digests(self) -> dict[str, str | None]:
+        return {name: manifest_digest(self.registry, name, TAG) for name in IMAGES}
+
+
+def new_project(root: Path) -> Project:
+    """The CI release without its broken row; JAX as a copy, so a test may change its probe."""
+    for folder in ("templates", "base-images"):
+        (root / folder).symlink_to(REPO / folder)
+    shutil.copytree(REPO / "frameworks" / "jax", root / "frameworks" / "jax")
+    (root / "releases").mkdir()
+    manifest = root / "releases" / "26.11.yaml"
+    text = (DATA / "releases" / "ci.yaml").read_text()
+    manifest.write_text(text[: text.index("  - framework: broken")])
+    return Project(root, manifest, root / "build", f"{REGISTRY_HOST}/pub-{secrets.token_hex(4)}")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    made = new_project(tmp_path_factory.mktemp("publishing"))
+    done = made.release()
+    assert done.returncode == 0, done.stderr[-3000:]
+    return made
+
+
+def built_and_pushed(done: subprocess.CompletedProcess[str]) -> tuple[list[str], list[str]]:
+    """Images this run built and pushed, from its step lines."""
+    built = [line.split(":")[0].split()[-1] for line in done.stderr.splitlines()
+             if ": building " in line]
+    pushed = [line.split(":")[0].split()[-1] for line in done.stderr.splitlines()
+              if ": pushing candidate" in line]
+    return built, pushed
+
+
+def test_a_no_op_rerun_builds_and_pushes_nothing(project: Project) -> None:
+    before = project.digests()
+    plan = cli("plan", str(project.manifest), "--registry", project.registry, "--build-dir",
+               str(project.build_dir), "--json")
+    assert {(i["build"], i["push"]) for i in json.loads(plan.stdout)["images"]} == {
+        ("skip", "none")}
+    started = time.monotonic()
+    done = project.release()
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert built_and_pushed(done) == ([], [])
+    assert project.digests() == before
+    assert seconds < 30  # whole CLI start-up included; the bench measures it precisely
+
+
+def test_a_bump_rebuilds_only_that_image_and_needs_force_to_move_its_tag(
+    project: Project,
+) -> None:
+    before = project.digests()
+    text = project.manifest.read_text()
+    project.manifest.write_text(text.replace(
+        "    variant: cpu\n", "    variant: cpu\n    extra_packages:\n      six: \"1.17.0\"\n"))
+    plan = json.loads(cli("plan", str(project.manifest), "--registry", project.registry,
+                          "--build-dir", str(project.build_dir), "--json").stdout)["images"]
+    jax = next(i for i in plan if i["image"] == "jax")
+    assert jax["build"] == "build" and "requirements.txt changed" in jax["reasons"]
+    refused = project.release()
+    assert refused.returncode == 1
+    assert built_and_pushed(refused) == (["jax"], ["jax"])
+    assert "release tags are immutable" in project.record()["images"]["jax"]["push"]["error"]
+    assert project.digests() == before  # the candidate is staged, no tag moved
+    assert f"{TAG}-rc2" in list_tags(project.registry, "jax")
+    forced = project.release("--force")
+    assert forced.returncode == 0, forced.stderr[-2000:]
+    assert built_and_pushed(forced) == ([], [])  # the staged candidate is promoted as is
+    after = project.digests()
+    assert after["base"] == before["base"] and after["cuda-mini"] == before["cuda-mini"]
+    moved = project.record()["images"]["jax"]["push"]
+    assert after["jax"] == moved["digest"] != before["jax"]
+    assert f"{before['jax']} -> {moved['digest']}" in moved["forced"][0]
+
+
+def test_a_failed_validation_holds_the_release_tag_and_verify_reports_it(
+    project: Project,
+) -> None:
+    held = project.digests()["jax"]
+    probe = project.root / "frameworks" / "jax" / "probe.py"
+    probe.write_text(probe.read_text() + (
+        "\n\ndef _broken(ctx):\n    ctx.fail('broken on purpose')\n\n\n"
+        "_register = register\n\n\ndef register(suite):\n    _register(suite)\n"
+        "    suite.check('jax.broken_on_purpose')(_broken)\n"))
+    done = project.release("--force")
+    assert done.returncode == 1
+    jax = project.record()["images"]["jax"]
+    assert jax["validation"]["failed_checks"] == ["jax.broken_on_purpose"]
+    assert jax["push"]["status"] == "blocked"
+    assert project.digests()["jax"] == held  # even --force moves only what passed
+    verified = cli("verify", str(project.manifest), "--registry", project.registry,
+                   "--build-dir", str(project.build_dir))
+    assert verified.returncode == 1
+    assert f"{project.registry}/jax:{TAG}: the record has no published digest" in \
+        verified.stderr
+    assert "ok       " in verified.stdout  # base and cuda-mini still verify
+
+
+def registry_pid() -> int | None:
+    found = subprocess.run(["pgrep", "-f", "docker-registry serve"], capture_output=True,
+                           text=True, check=False).stdout.split()
+    return int(found[0]) if found else None
+
+
+def test_a_registry_stopped_mid_release_loses_nothing_and_pushes_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    fresh = new_project(tmp_path)
+    run = subprocess.Popen(
+        [*cli_command(), "release", str(fresh.manifest), "--registry", fresh.registry,
+         "--build-dir", str(fresh.build_dir), "--os-source", "bootstrap", "--offline",
+         "--json"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 900
+        while manifest_digest(fresh.registry, "base", TAG) is None:
+            assert run.poll() is None and time.monotonic() < deadline
+            time.sleep(0.5)
+        pid = registry_pid()
+        assert pid is not None
+        subprocess.run(["kill", str(pid)], check=True)
+        run.communicate(timeout=1800)
+    finally:
+        subprocess.run(["bash", str(REPO / "ci" / "setup-engine.sh")], check=True,
+                       capture_output=True)
+    assert run.returncode == 1
+    stopped = fresh.record()["images"]
+    assert stopped["base"]["push"]["status"] == "ok"
+    assert "failed" in {stopped[n]["push"]["status"] for n in ("cuda-mini", "jax")}
+    again = fresh.release()
+    assert again.returncode == 0, again.stderr[-2000:]
+    for name in IMAGES:
+        candidates = [t for t in list_tags(fresh.registry, name) if t.startswith(f"{TAG}-rc")]
+        record = fresh.record()["images"][name]
+        assert record["push"]["status"] == "ok"
+        assert manifest_digest(fresh.registry, name, TAG) == record["push"]["digest"]
+        assert len({manifest_digest(fresh.registry, name, t) for t in candidates}) == 1, name
+    verified = cli("verify", str(fresh.manifest), "--registry", fresh.registry, "--build-dir",
+                   str(fresh.build_dir))
+    assert verified.returncode == 0, verified.stderr
+
+
+def cli_command() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "ngc_builder"]
+
+
+def test_a_retired_release_is_rebuilt_to_the_same_tags(project: Project, tmp_path: Path) -> None:
+    probe = project.root / "frameworks" / "jax" / "probe.py"
+    shutil.copyfile(REPO / "frameworks" / "jax" / "probe.py", probe)  # repaired
+    assert project.release("--force").returncode == 0
+    archive = tmp_path / "archive"
+    reported = cli("report", str(project.manifest), "--build-dir", str(project.build_dir),
+                   "--out", str(tmp_path / "matrix.md"), "--notes", str(tmp_path / "notes"),
+                   "--archive", str(archive))
+    assert reported.returncode == 0, reported.stderr
+    notes = (tmp_path / "notes" / "26.11.md").read_text()
+    assert "## Registry bytes" in notes and "jax==0.12.0" in notes
+    before = project.digests()
+    done = cli("rebuild", "26.11", "--archive", str(archive), "--root", str(project.root),
+               "--registry", project.registry, "--build-dir", str(tmp_path / "build"), "--fresh")
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = project.digests()
+    assert set(after) == set(before) and all(after.values())
+    rebuilds = json.loads((archive / "26.11" / "release.json").read_text())["rebuilds"]
+    assert {move["image"] for move in rebuilds} == {n for n in IMAGES if after[n] != before[n]}
+    assert all(move["old"] == before[move["image"]] for move in rebuilds)
