@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine test unit integration lint release test-frameworks test-gpu report help
+.PHONY: all setup engine test unit integration lint release test-frameworks test-gpu bench report help
 
 all: test
 
@@ -37,6 +37,9 @@ lint: setup ## ruff + mypy
 
 release: setup engine ## build, validate and push $(RELEASE) to the local registry
 	$(BIN)/ngc-builder release $(RELEASE)
+
+bench: setup engine ## release speed and registry bytes against a naive script (long; docs/performance.md)
+	$(BIN)/python bench/release_vs_naive.py
 
 test-gpu: setup ## T1-T3 in host mode on this machine's NVIDIA GPU (skipped without one)
 	$(BIN)/python -m pytest -m gpu tests/gpu $(PYTEST_ARGS)

@@ -75,14 +75,15 @@ def _git(root: Path, *args: str) -> str | None:
 
 def build_image(
     client: Any, rendered: RenderedImage, context_dir: Path, labels: dict[str, str],
-    sink: LineSink,
+    sink: LineSink, nocache: bool = False,
 ) -> BuildOutcome:
     """Build `context_dir` as the candidate's local ref; StepError names image and error."""
     spec = rendered.spec
     started = time.monotonic()
     try:
         stream = client.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
-                                  rm=True, forcerm=True, pull=False, decode=True)
+                                  rm=True, forcerm=True, pull=False, decode=True,
+                                  nocache=nocache)
         image_id = consume_build(stream, sink)
         size = int(client.api.inspect_image(image_id)["Size"])
     except StreamError as exc:

@@ -127,17 +127,21 @@ def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None,
               help="Images built, validated and pushed at the same time (siblings in the DAG).")
 @click.option("--force", is_flag=True,
               help="Move release tags that already point at another digest (recorded).")
+@click.option("--no-cache", is_flag=True,
+              help="Build every image that is not published anew, without the layer cache.")
 @JSON
 def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
             ca_bundle: Path | None, root: Path | None, build_dir: Path, os_source: str,
-            offline: bool, quiet: bool, jobs: int, force: bool, as_json: bool) -> None:
+            offline: bool, quiet: bool, jobs: int, force: bool, no_cache: bool,
+            as_json: bool) -> None:
     """Build, validate, push candidates and promote a release; end with a summary table.
 
     Images whose content key the registry already holds are neither built nor pushed."""
     options = ReleaseOptions(
         manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
         ca_bundle=ca_bundle, build_dir=build_dir, os_strategy=cast(Strategy, os_source),
-        stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force)
+        stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
+        no_cache=no_cache)
     sys.exit(guarded(lambda: release_command(options)))
 
 

@@ -110,7 +110,7 @@ def _exists(run: Run, image_id: str) -> bool:
 
 def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     key = run.keys[spec.name]
-    if not run.reuse_published:  # a rebuild: every image anew (the engine's cache still helps)
+    if not run.reuse_published or run.no_cache:  # every image anew (a rebuild, a benchmark)
         _build_new(run, spec, record)
     elif record.build.status == "ok" and record.build.key == key.key and record.build.image_id \
             and _exists(run, record.build.image_id):
@@ -158,7 +158,7 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     run.ui.step(spec.name, f"building {rendered.local_ref}")
     try:
         outcome = build_image(run.client, rendered, run.context_dir / spec.name, labels,
-                              run.ui.sink(spec.name))
+                              run.ui.sink(spec.name), nocache=run.no_cache)
     except StepError as exc:
         record.build.status, record.build.error = "failed", exc.message
         _block_after_build(record, "build failed")

@@ -52,6 +52,7 @@ class Run:
     force: bool = False
     aliases: list[str] = field(default_factory=list)
     reuse_published: bool = True
+    no_cache: bool = False  # build without the engine's layer cache
     new_client: Callable[[], Any] = connect  # one per worker thread
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)

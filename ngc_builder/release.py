@@ -53,6 +53,7 @@ class ReleaseOptions:
     force: bool = False
     # False: build every image anew even if the registry holds its content key (rebuild).
     reuse_published: bool = True
+    no_cache: bool = False
 
 
 def resolve_ca_bundle(option: Path | None) -> Path | None:
@@ -145,7 +146,7 @@ def _run(
               source=project_source(loaded.root, loaded.release.source), gpu_mode=gpu_mode(),
               push=options.push, ui=ui, baselines_file=loaded.root / baselines.DEFAULT_FILE,
               jobs=options.jobs, force=options.force, aliases=list(loaded.release.aliases),
-              reuse_published=options.reuse_published)
+              reuse_published=options.reuse_published, no_cache=options.no_cache)
     run_images(run, selected)
     return record
 
