@@ -40,15 +40,25 @@ def base_url(host: str) -> str:
     return f"{'http' if insecure else 'https'}://{host}/v2"
 
 
-def manifest_digest(registry: str, name: str, tag: str) -> str | None:
-    """Digest the registry holds for name:tag (manifest HEAD), or None if absent."""
+def manifest_url(registry: str, name: str, reference: str) -> str:
     host, namespace = split_registry(registry)
-    url = f"{base_url(host)}/{namespace}{name}/manifests/{tag}"
-    response = _request("HEAD", url, {"Accept": MANIFEST_TYPES})
+    return f"{base_url(host)}/{namespace}{name}/manifests/{reference}"
+
+
+def _read_manifest(method: str, registry: str, name: str,
+                   reference: str) -> requests.Response | None:
+    url = manifest_url(registry, name, reference)
+    response = _request(method, url, {"Accept": MANIFEST_TYPES})
     if response.status_code == 404:
         return None
     _raise_for(response, url)
-    return response.headers.get("Docker-Content-Digest")
+    return response
+
+
+def manifest_digest(registry: str, name: str, tag: str) -> str | None:
+    """Digest the registry holds for name:tag (manifest HEAD), or None if absent."""
+    response = _read_manifest("HEAD", registry, name, tag)
+    return None if response is None else response.headers.get("Docker-Content-Digest")
 
 
 @dataclass(frozen=True)
@@ -66,12 +76,9 @@ class Manifest:
 
 def get_manifest(registry: str, name: str, reference: str) -> Manifest | None:
     """The manifest of name:tag or name@digest, byte for byte, or None if absent."""
-    host, namespace = split_registry(registry)
-    url = f"{base_url(host)}/{namespace}{name}/manifests/{reference}"
-    response = _request("GET", url, {"Accept": MANIFEST_TYPES})
-    if response.status_code == 404:
+    response = _read_manifest("GET", registry, name, reference)
+    if response is None:
         return None
-    _raise_for(response, url)
     digest = response.headers.get("Docker-Content-Digest") or (
         "sha256:" + hashlib.sha256(response.content).hexdigest())
     return Manifest(response.content, response.headers.get("Content-Type", ""), digest)
@@ -79,8 +86,7 @@ def get_manifest(registry: str, name: str, reference: str) -> Manifest | None:
 
 def put_manifest(registry: str, name: str, tag: str, manifest: Manifest) -> str:
     """Point name:tag at an existing manifest (its blobs are already there): no push."""
-    host, namespace = split_registry(registry)
-    url = f"{base_url(host)}/{namespace}{name}/manifests/{tag}"
+    url = manifest_url(registry, name, tag)
     response = _request("PUT", url, {"Content-Type": manifest.media_type}, manifest.body)
     _raise_for(response, url)
     held = response.headers.get("Docker-Content-Digest", manifest.digest)
