@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import linkage
 from .suite import Check, Context, Suite, describe
 from .versions import versions_equal
 
@@ -90,6 +91,8 @@ def register(suite: Suite, expect: dict[str, Any], probes_dir: Path) -> None:
     suite.add(Check(IMPORT, "T0", False, _import_check(probe)))
     if "version" in expect:
         suite.add(Check(VERSION, "T0", False, _version_check(probe), (IMPORT,)))
+    if probe.import_name is not None:
+        linkage.register(suite)
     suite.extend(probe.checks.checks, requires=(IMPORT,))
 
 

@@ -112,3 +112,20 @@ def test_default_docker_shm_fails_the_shm_check_as_a_host_defect(
     checks = {c["id"]: c for c in json.loads(output)["checks"]}
     assert checks["os.shm"]["status"] == "fail" and checks["os.shm"]["fault"] == "host"
     assert "--shm-size" in checks["os.shm"]["message"]
+
+
+def test_a_library_the_framework_links_missing_fails_the_linkage_check(
+    ci_release: ReleaseRun, docker_client: Any
+) -> None:
+    parent = ci_release.record["images"]["jax"]["build"]["image_id"]
+    broken = derive(docker_client, parent,
+                    "rm -f /usr/lib/x86_64-linux-gnu/libstdc++.so.6* && ldconfig",
+                    "ngc-local/test-no-libstdcxx:latest")
+    try:
+        done = cli("validate", broken, "--json")
+        assert done.returncode == 1
+        libraries = checks_of(done)["framework.libraries"]
+        assert libraries["status"] == "fail" and "libstdc++.so.6" in libraries["message"]
+        assert libraries["fault"] == "image"
+    finally:
+        docker_client.api.remove_image(broken, force=True)

@@ -69,9 +69,10 @@ def statuses(report: Any) -> dict[str, tuple[str, str, Any]]:
 def test_good_framework_passes_and_gpu_checks_skip(fakefw: Path) -> None:
     report = run(expect(), fakefw, "none", visible=False)
     got = statuses(report)
-    assert [c.id for c in report.checks][-4:] == [
+    assert [c.id for c in report.checks][-5:] == [
         "framework.import",
         "framework.version",
+        "framework.libraries",
         "fakefw.cpu",
         "fakefw.gpu",
     ]

@@ -4,7 +4,9 @@
 FROM ngc-local/base:26.11-py3-<digest>
 
 COPY requirements.txt /opt/ngc/frameworks/pytensor/requirements.txt
-RUN pip install --no-cache-dir -r /opt/ngc/frameworks/pytensor/requirements.txt
+RUN pip install --no-cache-dir -r /opt/ngc/frameworks/pytensor/requirements.txt \
+ && echo /opt/venv/lib > /etc/ld.so.conf.d/10-ngc-venv-lib.conf \
+ && ldconfig
 
 COPY probe/ /opt/ngc/probes/pytensor/
 COPY expect/ /opt/ngc/expect/
