@@ -232,9 +232,13 @@ def size_gate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if spec.entry is None or spec.entry.size_baseline is None:
         return
     parent = run.record.images.get(spec.parent or "")
-    verdict = sizegate.check(run.client, spec.name, record.build.image_id or "",
-                             record.build.size_bytes or 0, spec.entry.size_baseline,
-                             parent.build.image_id if parent else None)
+    try:
+        verdict = sizegate.check(run.client, spec.name, record.build.image_id or "",
+                                 record.build.size_bytes or 0, spec.entry.size_baseline,
+                                 parent.build.image_id if parent else None)
+    except StepError as exc:
+        record.push.status, record.push.error = "blocked", f"size gate: {exc.message}"
+        raise
     run.ui.step(spec.name, verdict)
 
 

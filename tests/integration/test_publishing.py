@@ -211,3 +211,19 @@ def test_a_retired_release_is_rebuilt_to_the_same_tags(project: Project, tmp_pat
     rebuilds = json.loads((archive / "26.11" / "release.json").read_text())["rebuilds"]
     assert {move["image"] for move in rebuilds} == {n for n in IMAGES if after[n] != before[n]}
     assert all(move["old"] == before[move["image"]] for move in rebuilds)
+
+
+def test_an_image_past_its_size_baseline_fails_naming_what_it_added(tmp_path: Path) -> None:
+    fresh = new_project(tmp_path)
+    text = fresh.manifest.read_text()
+    fresh.manifest.write_text(text.replace("    variant: cpu\n",
+                                           "    variant: cpu\n    size_baseline: \"100 MB\"\n"))
+    done = fresh.release("--only", "jax")
+    assert done.returncode == 1
+    jax = fresh.record()["images"]["jax"]
+    assert jax["validation"]["verdict"] == "pass"
+    assert jax["push"]["status"] == "blocked"
+    error = jax["push"]["error"]
+    assert "size gate" in error and "baseline 100 MB" in error
+    assert "/opt/venv/lib/python3.13/site-packages/jaxlib (+" in error  # the largest addition
+    assert manifest_digest(fresh.registry, "jax", TAG) is None
