@@ -130,3 +130,21 @@ def test_preflight_without_a_gpu_skips_and_exits_0(write_release: WriteRelease) 
     checks = json.loads(out)["checks"]
     assert [c["status"] for c in checks] == ["skip"]
     assert checks[0]["message"].startswith("no GPU")
+
+
+def test_rebuild_of_a_release_never_archived_exits_2(tmp_path: Path) -> None:
+    code, _, err = invoke("rebuild", "26.10", "--archive", str(tmp_path / "archive"))
+    assert code == 2 and "release 26.10 was never archived" in err
+
+
+def test_verify_without_a_record_exits_2(write_release: WriteRelease, tmp_path: Path) -> None:
+    code, _, err = invoke("verify", str(write_release(GOOD_RELEASE)), "--build-dir",
+                          str(tmp_path))
+    assert code == 2 and "no release record" in err
+
+
+def test_ci_check_fails_on_stale_pipelines(write_release: WriteRelease, tmp_path: Path) -> None:
+    manifest = str(write_release(GOOD_RELEASE))
+    assert invoke("ci", manifest, "--out-dir", str(tmp_path), "--check")[0] == 1
+    assert invoke("ci", manifest, "--out-dir", str(tmp_path))[0] == 0
+    assert invoke("ci", manifest, "--out-dir", str(tmp_path), "--check")[0] == 0
