@@ -118,12 +118,18 @@ def capability_number(text: str) -> int:
     return int(major) * 10 + int(minor)
 
 
+def nvidia_build(name: str) -> bool:
+    """NVIDIA's own wheels (cuBLAS, cuDNN, the CUDA toolkit...): checked by version, not here."""
+    return name.startswith(("nvidia-", "cuda-")) or name == "cuda-toolkit"
+
+
 def shipped_libraries(stack_wheels: Iterable[str]) -> Iterator[Path]:
-    """Shared libraries of every installed distribution except the CUDA stack's own wheels
-    (NVIDIA's libraries are not the framework's build; they are checked by version)."""
+    """Shared libraries of every installed distribution except the CUDA stack's wheels and
+    NVIDIA's own (on a host there is no stack list: a GPU node's nvidia-* wheels)."""
     skip = {normalize_name(name) for name in stack_wheels}
     for dist in importlib.metadata.distributions():
-        if normalize_name(dist.metadata["Name"] or "") in skip:
+        name = normalize_name(dist.metadata["Name"] or "")
+        if name in skip or nvidia_build(name):
             continue
         for file in dist.files or ():
             if file.name.endswith(".so") or ".so." in file.name:

@@ -122,3 +122,8 @@ def test_stack_wheels_are_not_scanned() -> None:
     shipped = {str(path) for path in archs.shipped_libraries(["pydantic-core"])}
     assert not any("pydantic_core" in path for path in shipped)
     assert any("pydantic_core" in str(path) for path in archs.shipped_libraries([]))
+
+
+def test_nvidia_wheels_are_never_judged_as_the_frameworks_build() -> None:
+    assert archs.nvidia_build("nvidia-cublas") and archs.nvidia_build("cuda-toolkit")
+    assert not archs.nvidia_build("torch") and not archs.nvidia_build("jax-cuda13-plugin")
