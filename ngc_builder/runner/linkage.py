@@ -67,8 +67,12 @@ def module_objects(import_name: str) -> list[Path]:
 
 
 def unresolved(paths: list[Path]) -> Iterator[tuple[str, str]]:
-    """(library, missing dependency) for every `not found` line ldd prints that the loader
-    would not resolve either."""
+    """(library, missing dependency) for every `not found` line ldd prints, except those the
+    framework ships itself under that very name: auditwheel's vendored copies
+    (`<package>.libs/`) and plugins (triton's MLIR plugins need `libtriton.so`) are loaded by a
+    library that has already loaded the dependency, which the loader then reuses; `ldd` on the
+    library alone cannot know that."""
+    shipped = {path.name for path in paths}
     for start in range(0, len(paths), _BATCH):
         batch = [str(p) for p in paths[start:start + _BATCH]]
         done = subprocess.run(["ldd", *batch], capture_output=True, text=True, check=False)
@@ -76,18 +80,8 @@ def unresolved(paths: list[Path]) -> Iterator[tuple[str, str]]:
         for line in done.stdout.splitlines():
             if not line.startswith(("\t", " ")) and line.endswith(":"):
                 current = line[:-1]
-            elif (match := _NOT_FOUND.match(line)) and not vendored(Path(current),
-                                                                    match.group(1)):
+            elif (match := _NOT_FOUND.match(line)) and match.group(1) not in shipped:
                 yield Path(current).name, match.group(1)
-
-
-def vendored(library: Path, dependency: str) -> bool:
-    """auditwheel puts a wheel's private copies (hashed names) in `<package>.libs/`; they find
-    each other at run time because the module that loads them has that folder on its RPATH,
-    while `ldd` on one of them alone cannot. A sibling of that exact name is found."""
-    folder = library.parent
-    return (folder / dependency).is_file() and (folder.name.endswith(".libs")
-                                                or folder.name == ".libs")
 
 
 def check_libraries(ctx: Context) -> str:

@@ -37,24 +37,23 @@ def fake_ldd(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return calls
 
 
-def test_not_found_lines_are_attributed_to_their_library(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_not_found_lines_are_attributed_to_their_library(monkeypatch: pytest.MonkeyPatch,
+                                                         ) -> None:
     fake_ldd(monkeypatch)
     found = list(linkage.unresolved([Path("/x/torch/lib/libtorch_cuda.so")]))
     assert found == [("libtorch_cuda.so", "libcuda.so.1"), ("libbackend.so", "libfoo.so.2"),
                      ("libopenblas-abc.so", "libgfortran-123.so.5")]
 
 
-def test_a_vendored_sibling_is_what_the_loader_finds(tmp_path: Path) -> None:
-    libs = tmp_path / "numpy.libs"
-    libs.mkdir()
-    (libs / "libgfortran-123.so.5").write_bytes(b"")
-    assert linkage.vendored(libs / "libopenblas-abc.so", "libgfortran-123.so.5")
-    assert not linkage.vendored(libs / "libopenblas-abc.so", "libquadmath-9.so.0")
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "libfoo.so.2").write_bytes(b"")
-    assert not linkage.vendored(tmp_path / "lib" / "libbar.so", "libfoo.so.2")  # not a .libs
+def test_a_library_the_framework_ships_under_that_name_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = fake_ldd(monkeypatch)
+    scanned = [Path("/x/torch/lib/libtorch_cuda.so"), Path("/x/numpy.libs/libgfortran-123.so.5"),
+               Path("/y/lib/libfoo.so.2")]
+    found = list(linkage.unresolved(scanned))
+    assert found == [("libtorch_cuda.so", "libcuda.so.1")]
+    assert calls[0][0] == "ldd" and calls[0][1:] == [str(p) for p in scanned]
 
 
 def run_with(monkeypatch: pytest.MonkeyPatch, missing: list[tuple[str, str]],
