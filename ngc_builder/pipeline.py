@@ -123,7 +123,8 @@ def _one_image(run: Run, spec: ImageSpec) -> None:
 
 
 def _process(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
-    if imagesteps.skip_published(run, spec, record):
+    if imagesteps.skip_published(run, spec, record) or imagesteps.skip_known_failure(
+            run, spec, record):
         return
     parent_id = parent_image(run, spec)
     if parent_id is None:

@@ -385,6 +385,19 @@ def test_an_expected_failure_is_recorded_but_does_not_break_the_run(setup: Setup
     assert record.images["pytorch"].outcome == "ok"
 
 
+def test_a_recorded_expected_failure_is_not_attempted_again(setup: Setup) -> None:
+    _expect_jax_to_fail(setup)
+    setup.engine.fail_build = {"jax"}
+    setup.go()
+    calls = len(setup.engine.calls)
+    record = setup.go()
+    assert setup.engine.calls[calls:] == []
+    assert record.images["jax"].outcome == "xfail"
+    _bump(setup, "jax", "requirements.txt", b"jax==0.12.1\n")  # new inputs: attempted again
+    setup.go()
+    assert setup.engine.built().count("jax") == 2
+
+
 def test_an_unexpected_pass_breaks_the_run(setup: Setup) -> None:
     _expect_jax_to_fail(setup)
     record = setup.go()
