@@ -78,7 +78,7 @@ def self_contained(render: Path, framework: str, target: Path) -> Path:
     for layer in (*LAYERS, framework):
         shutil.copytree(render / layer, target / layer)
         for line in (render / layer / "Dockerfile").read_text().splitlines():
-            if line.startswith("FROM ") and lines:
+            if line.startswith("FROM ") and layer != LAYERS[0]:
                 continue  # only the first layer's FROM: the OS image
             lines.append(re.sub(r"^COPY (\S+) ", rf"COPY {layer}/\1 ", line))
     (target / "Dockerfile").write_text("\n".join(lines) + "\n")
