@@ -48,7 +48,7 @@ def github(plan: ReleasePlan, manifest: str) -> str:
     registry = "${{ vars.NGC_REGISTRY }}"
     jobs: dict[str, Any] = {"checks": {
         "runs-on": "ubuntu-latest",
-        "steps": [{"uses": "actions/checkout@v4"}, {"run": "bash .ci/run"},
+        "steps": [{"uses": "actions/checkout@v4"}, {"run": "sudo --preserve-env bash .ci/run"},
                   {"run": f"{CLI} ci {manifest} --check"}]}}
     for spec in plan.images:
         jobs[job_id(spec.name)] = {
