@@ -260,6 +260,8 @@ def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
         # registry): promote that candidate, push nothing.
         _promote(run, spec, record, record.push.digest)
         return
+    if spec.parent is not None:  # its layers are uploaded once, by the parent's push
+        run.published(spec.parent).wait()
     run.ui.step(spec.name, f"pushing candidate of {spec.remote_ref(run.plan.registry)}")
     try:
         outcome = push_candidate(run.client, spec, image_id, run.plan.registry,

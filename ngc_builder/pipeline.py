@@ -1,5 +1,7 @@
 """The release pipeline: images in DAG order, siblings in parallel; per image
-skip-if-published -> build -> validate -> size gate -> push candidate -> promote.
+skip-if-published -> build -> validate -> size gate -> push candidate -> promote. Children start
+once their parent is validated; a child's push waits for its parent's, so shared layers are
+uploaded once and mounted by the children.
 
 An image whose build or validation failed is never pushed; images built on it are blocked; its
 siblings carry on. Every step lands in the release record at once (under a lock: workers share
@@ -8,9 +10,10 @@ it). Each worker thread talks to the engine through its own Docker client.
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +60,8 @@ class Run:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)
     _image_locks: dict[str, threading.Lock] = field(default_factory=dict)
+    _published: dict[str, threading.Event] = field(default_factory=dict)
+    events: queue.Queue[tuple[str, str]] = field(default_factory=queue.Queue)
 
     @property
     def client(self) -> Any:
@@ -75,6 +80,11 @@ class Run:
         with self._lock:
             return self._image_locks.setdefault(name, threading.Lock())
 
+    def published(self, name: str) -> threading.Event:
+        """Set once the image's publish step is over (pushed, failed or not attempted)."""
+        with self._lock:
+            return self._published.setdefault(name, threading.Event())
+
 
 def run_images(run: Run, images: list[ImageSpec]) -> None:
     run.ui.plan([spec.name for spec in images])
@@ -89,22 +99,25 @@ def run_images(run: Run, images: list[ImageSpec]) -> None:
 
 
 def _schedule(run: Run, images: list[ImageSpec]) -> None:
-    """Start an image as soon as its parent is done; at most `run.jobs` at a time."""
+    """Start an image as soon as its parent is validated (children build while the parent
+    pushes); at most `run.jobs` at a time. Workers report "ready" and "done" on a queue."""
     waiting = list(images)
     names = {spec.name for spec in images}
-    finished: set[str] = set()
+    ready: set[str] = set()
+    futures: list[Future[None]] = []
+    running = 0
     with ThreadPoolExecutor(max_workers=max(1, run.jobs), thread_name_prefix="image") as pool:
-        running: dict[Future[None], str] = {}
         while waiting or running:
-            ready = [s for s in waiting if s.parent is None or s.parent in finished
-                     or s.parent not in names]
-            for spec in ready:
+            for spec in [s for s in waiting if s.parent is None or s.parent in ready
+                         or s.parent not in names]:
                 waiting.remove(spec)
-                running[pool.submit(_one_image, run, spec)] = spec.name
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                finished.add(running.pop(future))
-                future.result()
+                futures.append(pool.submit(_one_image, run, spec))
+                running += 1
+            name, event = run.events.get()
+            ready.add(name)
+            running -= event == "done"
+    for future in futures:
+        future.result()  # a bug in a worker is not swallowed
 
 
 def _one_image(run: Run, spec: ImageSpec) -> None:
@@ -118,8 +131,12 @@ def _one_image(run: Run, spec: ImageSpec) -> None:
         imagesteps.fail_pending(record, f"engine: {exc.__class__.__name__}: {exc}")
         run.ui.problem(spec.name, f"engine: {exc}")
     finally:
-        _tell_expectation(run, record)
-        run.save()
+        try:
+            _tell_expectation(run, record)
+            run.save()
+        finally:  # the scheduler must hear of it, whatever happened above
+            run.published(spec.name).set()
+            run.events.put((spec.name, "done"))
 
 
 def _process(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
@@ -134,6 +151,7 @@ def _process(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     imagesteps.build(run, spec, record)
     imagesteps.validate(run, spec, record)
     imagesteps.size_gate(run, spec, record)
+    run.events.put((spec.name, "ready"))  # children may build on it while it is pushed
     if run.push:
         imagesteps.publish(run, spec, record)
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,12 @@ class FakeEngine:
     builds: int = 0
     registry_down: bool = False
     fail_promote: set[str] = field(default_factory=set)
+    # image -> another image whose build its push waits for (at most 5 s): proves overlap
+    hold_push: dict[str, str] = field(default_factory=dict)
+    built_events: dict[str, threading.Event] = field(default_factory=dict)
+
+    def built_event(self, name: str) -> threading.Event:
+        return self.built_events.setdefault(name, threading.Event())
     pushed_images: dict[str, dict[str, Any]] = field(default_factory=dict)  # digest -> image
 
     def calls_of(self, kind: str) -> list[tuple[Any, ...]]:
@@ -117,6 +124,7 @@ class FakeApi:
         engine = self.engine
         name = Path(path).name
         engine.calls.append(("build", name, tag, kwargs))
+        engine.built_event(name).set()
         yield {"stream": f"Step 1/2 : FROM parent-of-{name}\n"}
         if name in engine.fail_build:
             yield {"stream": "Step 2/2 : RUN pip install ...\n"}
@@ -157,8 +165,10 @@ class FakeApi:
 
     def push(self, repository: str, *, tag: str, **kwargs: Any) -> Iterator[Chunk]:
         engine = self.engine
-        engine.calls.append(("push", repository, tag))
         name = repository.rsplit("/", 1)[-1]
+        if name in engine.hold_push:
+            engine.built_event(engine.hold_push[name]).wait(timeout=5)
+        engine.calls.append(("push", repository, tag))
         yield {"status": f"The push refers to repository [{repository}]"}
         if name in engine.fail_push:
             message = (f"Get \"http://{REGISTRY}/v2/\": dial tcp 127.0.0.1:5000: "

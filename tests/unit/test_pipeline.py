@@ -310,6 +310,18 @@ def test_registry_lost_after_the_push_tags_without_pushing_again(setup: Setup) -
     assert setup.engine.registry[("jax", TAG)] == setup.engine.registry[("jax", f"{TAG}-rc1")]
 
 
+def test_children_build_while_their_parent_is_pushed(setup: Setup) -> None:
+    setup.jobs = 2
+    setup.engine.hold_push = {"cuda-cu13": "pytorch"}  # the stack's push waits for a child
+    record = setup.go()
+    calls = [(c[0], c[1].rsplit("/", 1)[-1]) for c in setup.engine.calls
+             if c[0] in ("build", "push")]
+    assert calls.index(("build", "pytorch")) < calls.index(("push", "cuda-cu13"))
+    # ...but a child's push waits for its parent's: the shared layers go up once.
+    assert calls.index(("push", "cuda-cu13")) < calls.index(("push", "pytorch"))
+    assert not any(image.failed for image in record.images.values())
+
+
 def test_parallel_workers_give_the_same_result(setup: Setup) -> None:
     setup.jobs = 4
     record = setup.go()
