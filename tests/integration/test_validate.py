@@ -66,7 +66,7 @@ def test_cpu_image_passes_t0_and_t2_and_skips_gpu_checks_with_reason(
     ci_release: ReleaseRun,
 ) -> None:
     image_id = ci_release.record["images"]["jax"]["build"]["image_id"]
-    done = cli("validate", image_id, "--json")
+    done = cli("validate", image_id, "--release", str(ci_release.manifest), "--json")
     checks = checks_of(done)
     assert checks["os.shm"]["status"] == "pass"  # validate starts containers with --shm-size
     assert checks["cuda.archs"]["status"] == "skip"
