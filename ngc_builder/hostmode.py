@@ -32,9 +32,9 @@ def validate_image_command(
     client = connect()
     if not image_exists(client, ref):
         raise InputError([Problem(ref, 1, "image", "no such image in the engine")])
-    expected = _expected_labels(client, ref, manifest)
-    name = ref.rsplit("/", 1)[-1].replace(":", "_")
     labels = client.api.inspect_image(ref)["Config"].get("Labels") or {}
+    expected = _expected_labels(labels, ref, manifest)
+    name = ref.rsplit("/", 1)[-1].replace(":", "_")
     lineage = labels.get(f"{LABEL_PREFIX}.image") or name.split("_")[0]
     document = _baseline_document(HostBaselines(baselines_file), lineage)
     outcome = validate_image(client, ref, expected, gpu_mode(), out, name, baselines=document)
@@ -43,10 +43,9 @@ def validate_image_command(
     return _finish(outcome.report, as_json)
 
 
-def _expected_labels(client: Any, ref: str, manifest: Path | None) -> dict[str, str]:
+def _expected_labels(found: dict[str, str], ref: str, manifest: Path | None) -> dict[str, str]:
     if manifest is None:
         return {}
-    found = client.api.inspect_image(ref)["Config"].get("Labels") or {}
     name = found.get(f"{LABEL_PREFIX}.image")
     plan = plan_release(load_release(manifest))
     if name not in {image.name for image in plan.images}:

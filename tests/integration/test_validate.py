@@ -84,20 +84,26 @@ def test_cpu_image_passes_t0_and_t2_and_skips_gpu_checks_with_reason(
     assert json.loads(done.stdout)["environment"]["docker_command"].startswith("docker run")
 
 
-def test_gpu_image_without_gpu_code_fails_the_architecture_check(
-    ci_release: ReleaseRun, docker_client: Any
-) -> None:
+def validate_broken(ci_release: ReleaseRun, docker_client: Any, run_line: str,
+                    check_id: str) -> dict[str, Any]:
+    """The CI JAX image with `run_line` on top, validated (exit 1), then removed."""
     parent = ci_release.record["images"]["jax"]["build"]["image_id"]
-    broken = derive(docker_client, parent,
-                    "echo '{\"gpu_image\": true}' > /opt/ngc/expect/90-claims-gpu.json",
-                    "ngc-local/test-claims-gpu:latest")
+    broken = derive(docker_client, parent, run_line, "ngc-local/test-broken:latest")
     try:
         done = cli("validate", broken, "--json")
         assert done.returncode == 1
-        archs = checks_of(done)["cuda.archs"]
-        assert archs["status"] == "fail" and "CPU-only build in a GPU image" in archs["message"]
+        return checks_of(done)[check_id]
     finally:
         docker_client.api.remove_image(broken, force=True)
+
+
+def test_gpu_image_without_gpu_code_fails_the_architecture_check(
+    ci_release: ReleaseRun, docker_client: Any
+) -> None:
+    archs = validate_broken(ci_release, docker_client,
+                            "echo '{\"gpu_image\": true}' > /opt/ngc/expect/90-claims-gpu.json",
+                            "cuda.archs")
+    assert archs["status"] == "fail" and "CPU-only build in a GPU image" in archs["message"]
 
 
 def test_default_docker_shm_fails_the_shm_check_as_a_host_defect(
@@ -120,15 +126,8 @@ def test_default_docker_shm_fails_the_shm_check_as_a_host_defect(
 def test_a_library_the_framework_links_missing_fails_the_linkage_check(
     ci_release: ReleaseRun, docker_client: Any
 ) -> None:
-    parent = ci_release.record["images"]["jax"]["build"]["image_id"]
-    broken = derive(docker_client, parent,
-                    "rm -f /usr/lib/x86_64-linux-gnu/libstdc++.so.6* && ldconfig",
-                    "ngc-local/test-no-libstdcxx:latest")
-    try:
-        done = cli("validate", broken, "--json")
-        assert done.returncode == 1
-        libraries = checks_of(done)["framework.libraries"]
-        assert libraries["status"] == "fail" and "libstdc++.so.6" in libraries["message"]
-        assert libraries["fault"] == "image"
-    finally:
-        docker_client.api.remove_image(broken, force=True)
+    libraries = validate_broken(ci_release, docker_client,
+                                "rm -f /usr/lib/x86_64-linux-gnu/libstdc++.so.6* && ldconfig",
+                                "framework.libraries")
+    assert libraries["status"] == "fail" and "libstdc++.so.6" in libraries["message"]
+    assert libraries["fault"] == "image"
