@@ -8,9 +8,9 @@ from typing import cast
 
 import click
 
-from . import __version__
-from .baselines import DEFAULT_FILE as DEFAULT_BASELINES
-from .commands import (
+from ngc_builder import __version__
+from ngc_builder.build.osbase import Strategy
+from ngc_builder.commands.common import (
     check_command,
     ci_command,
     guarded,
@@ -21,10 +21,10 @@ from .commands import (
     report_command,
     verify_command,
 )
-from .hostmode import HostBaselines, validate_host_command, validate_image_command
-from .osbase import Strategy
-from .rebuild import rebuild_release
-from .release import ReleaseOptions
+from ngc_builder.commands.rebuild import rebuild_release
+from ngc_builder.pipeline.release import ReleaseOptions
+from ngc_builder.validate.baselines import DEFAULT_FILE as DEFAULT_BASELINES
+from ngc_builder.validate.host import HostBaselines, validate_host_command, validate_image_command
 
 MANIFEST = click.argument("manifest", type=click.Path(path_type=Path))
 ROOT = click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,

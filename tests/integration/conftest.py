@@ -55,7 +55,7 @@ def make_ci_root(root: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def docker_client() -> Any:
-    from ngc_builder.engine import connect
+    from ngc_builder.services.engine import connect
 
     return connect()
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.registry import list_tags, manifest_digest
+from ngc_builder.services.registry import list_tags, manifest_digest
 from tests.conftest import DATA, REPO
 from tests.integration.conftest import REGISTRY_HOST, cli
 

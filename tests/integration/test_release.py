@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.registry import list_tags, manifest_digest
+from ngc_builder.services.registry import list_tags, manifest_digest
 from tests.integration.conftest import ReleaseRun, cli
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.validate import RUNNER_COMMAND
+from ngc_builder.validate.image import RUNNER_COMMAND
 from tests.integration.conftest import ReleaseRun, cli
 
 pytestmark = pytest.mark.integration

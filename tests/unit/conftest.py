@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.wheelmeta import Target, WheelMetadata
+from ngc_builder.manifest.wheels import Target, WheelMetadata
 
 # Requirements as the real wheels declare them (trimmed), so unit tests need no index.
 FAKE_WHEELS = {

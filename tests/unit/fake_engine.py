@@ -15,16 +15,17 @@ from typing import Any
 import docker.errors
 import requests
 
-from ngc_builder import imagesteps, publish
-from ngc_builder.keys import ImageKey
-from ngc_builder.packages import DPKG_LIST, PIP_LIST
-from ngc_builder.pipeline import Run, run_images
-from ngc_builder.plan import ReleasePlan
-from ngc_builder.record import ReleaseRecord
-from ngc_builder.registry import Manifest, RegistryError
-from ngc_builder.render import RenderedImage
+from ngc_builder.build.packages import DPKG_LIST, PIP_LIST
+from ngc_builder.pipeline import lifecycle as imagesteps
+from ngc_builder.pipeline.console import Ui
+from ngc_builder.pipeline.schedule import Run, run_images
+from ngc_builder.plan.dag import ReleasePlan
+from ngc_builder.publish import push as publish
+from ngc_builder.records.record import ReleaseRecord
+from ngc_builder.render.contexts import RenderedImage
+from ngc_builder.render.keys import ImageKey
 from ngc_builder.runner.report import CheckResult, RunReport
-from ngc_builder.ui import Ui
+from ngc_builder.services.registry import Manifest, RegistryError
 
 Chunk = Mapping[str, Any]
 OS_ID = "sha256:" + "05" * 32

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder import baselines
 from ngc_builder.errors import InputError
 from ngc_builder.runner.report import CheckResult, RunReport
+from ngc_builder.validate import baselines
 
 pytestmark = pytest.mark.unit
 H100 = "NVIDIA H100 80GB HBM3"

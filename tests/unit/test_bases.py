@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.errors import InputError
-from ngc_builder.manifest import load_release
-from ngc_builder.plan import plan_release
-from ngc_builder.render import render_release
+from ngc_builder.manifest.load import load_release
+from ngc_builder.plan.dag import plan_release
+from ngc_builder.render.contexts import render_release
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ngc_builder.cigen import GITHUB_FILE, GITLAB_FILE, pipelines, stale
-from ngc_builder.manifest import load_release
-from ngc_builder.plan import plan_release
+from ngc_builder.manifest.load import load_release
+from ngc_builder.plan.ci_jobs import GITHUB_FILE, GITLAB_FILE, pipelines, stale
+from ngc_builder.plan.dag import plan_release
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 

@@ -9,9 +9,9 @@ from click.testing import CliRunner
 
 from ngc_builder.cli import main
 from ngc_builder.errors import InputError
-from ngc_builder.manifest import load_release
-from ngc_builder.record import load_record
-from ngc_builder.stackcheck import check_stacks
+from ngc_builder.manifest.load import load_release
+from ngc_builder.manifest.stacks import check_stacks
+from ngc_builder.records.record import load_record
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, fake_fetch
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.keys import changes, image_key, release_keys
-from ngc_builder.manifest import load_release
-from ngc_builder.plan import plan_release
-from ngc_builder.render import RenderedImage, render_release
+from ngc_builder.manifest.load import load_release
+from ngc_builder.plan.dag import plan_release
+from ngc_builder.render.contexts import RenderedImage, render_release
+from ngc_builder.render.keys import changes, image_key, release_keys
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ngc_builder.errors import InputError
-from ngc_builder.manifest import load_release
+from ngc_builder.manifest.load import load_release
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 

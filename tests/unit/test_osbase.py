@@ -9,10 +9,10 @@ from typing import Any
 import docker.errors
 import pytest
 
-from ngc_builder import osbase
+from ngc_builder.build import osbase
+from ngc_builder.build.osbase import _first_mirror, _obtain, ensure_os_image, host_debian_mirror
 from ngc_builder.errors import StepError
-from ngc_builder.models import BaseImage
-from ngc_builder.osbase import _first_mirror, _obtain, ensure_os_image, host_debian_mirror
+from ngc_builder.manifest.models import BaseImage
 
 pytestmark = pytest.mark.unit
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder import publish
-from ngc_builder.keys import image_key, release_keys
-from ngc_builder.manifest import load_release
-from ngc_builder.pipeline import run_images
-from ngc_builder.plan import plan_release
-from ngc_builder.record import load_record
-from ngc_builder.render import render_release
-from ngc_builder.stackcheck import check_stacks
+from ngc_builder.manifest.load import load_release
+from ngc_builder.manifest.stacks import check_stacks
+from ngc_builder.pipeline.schedule import run_images
+from ngc_builder.plan.dag import plan_release
+from ngc_builder.publish import push as publish
+from ngc_builder.records.record import load_record
+from ngc_builder.render.contexts import render_release
+from ngc_builder.render.keys import image_key, release_keys
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, fake_fetch
 from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeRegistry, Setup, sha_of

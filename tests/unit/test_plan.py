@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ngc_builder.manifest import LoadedRelease, load_release
-from ngc_builder.plan import LABEL_PREFIX, plan_release
+from ngc_builder.manifest.load import LoadedRelease, load_release
+from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, STACK
 
@@ -140,6 +140,6 @@ images:
 @pytest.mark.parametrize("cuda,driver", [("13.2", "580"), ("12.9", "525.60.13"),
                                          ("11.7", "450.80.02"), ("10.2", None)])
 def test_minimum_driver_follows_nvidias_table(cuda: str, driver: str | None) -> None:
-    from ngc_builder.drivers import minimum_driver
+    from ngc_builder.manifest.drivers import minimum_driver
 
     assert minimum_driver(cuda) == driver

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from ngc_builder import release
-from ngc_builder.preflight import host_preflight
-from ngc_builder.release import ReleaseOptions
+from ngc_builder.pipeline import release
+from ngc_builder.pipeline.release import ReleaseOptions
 from ngc_builder.runner.report import CheckResult
+from ngc_builder.validate.preflight import host_preflight
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 
@@ -146,8 +146,8 @@ def test_without_an_image_minimum_the_driver_is_only_reported() -> None:
 
 
 def test_the_release_minimum_is_its_strictest_stack(project: Any, write_release: Any) -> None:
-    from ngc_builder.commands import strictest_driver
-    from ngc_builder.manifest import load_release
+    from ngc_builder.commands.common import strictest_driver
+    from ngc_builder.manifest.load import load_release
     from tests.unit.conftest import GOOD_RELEASE
 
     text = GOOD_RELEASE.replace("cuda_stacks:\n", 'cuda_stacks:\n  old:\n    cuda: "12.9"\n'

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder import archive, dryrun, notes, packages, sizegate, verify
-from ngc_builder.keys import release_keys
-from ngc_builder.manifest import load_release
-from ngc_builder.plan import plan_release
-from ngc_builder.record import ImageRecord, ReleaseRecord
-from ngc_builder.registry import Manifest
-from ngc_builder.render import render_release
+from ngc_builder.build import packages, sizegate
+from ngc_builder.manifest.load import load_release
+from ngc_builder.plan import decisions as dryrun
+from ngc_builder.plan.dag import plan_release
+from ngc_builder.publish import verify
+from ngc_builder.records import archive, notes
+from ngc_builder.records.record import ImageRecord, ReleaseRecord
+from ngc_builder.render.contexts import render_release
+from ngc_builder.render.keys import release_keys
+from ngc_builder.services.registry import Manifest
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 

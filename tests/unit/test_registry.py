@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import pytest
 
-from ngc_builder import registry
-from ngc_builder.registry import (
+from ngc_builder.services import registry
+from ngc_builder.services.registry import (
     MANIFEST_TYPES,
     RegistryError,
     base_url,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.manifest import load_release
-from ngc_builder.plan import plan_release
-from ngc_builder.render import RenderedImage, render_release
+from ngc_builder.manifest.load import load_release
+from ngc_builder.plan.dag import plan_release
+from ngc_builder.render.contexts import RenderedImage, render_release
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 

@@ -6,10 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.manifest import load_release
-from ngc_builder.plan import plan_release
-from ngc_builder.record import BuildRecord, ImageRecord, PushRecord, ReleaseRecord, ValidationRecord
-from ngc_builder.report import support_matrix
+from ngc_builder.manifest.load import load_release
+from ngc_builder.plan.dag import plan_release
+from ngc_builder.records.matrix import support_matrix
+from ngc_builder.records.record import (
+    BuildRecord,
+    ImageRecord,
+    PushRecord,
+    ReleaseRecord,
+    ValidationRecord,
+)
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 
@@ -48,7 +54,7 @@ def test_matrix_rows_and_failure_evidence(write_release: WriteRelease, tmp_path:
 
 
 def test_log_evidence_keeps_the_cause_and_hides_hosts(tmp_path: Path) -> None:
-    from ngc_builder.report import log_evidence
+    from ngc_builder.records.matrix import log_evidence
 
     log = tmp_path / "x.log"
     lines = ["Step 4/9 : RUN pip install -r requirements.txt",
@@ -62,6 +68,6 @@ def test_log_evidence_keeps_the_cause_and_hides_hosts(tmp_path: Path) -> None:
                          "ERROR: No matching distribution found for cntk==2.7"]
     assert shown[-1] == "noise 19" and "..." in shown
     assert not any(line.startswith(("!!!", "==>")) for line in shown)
-    from ngc_builder.report import redact
+    from ngc_builder.records.matrix import redact
 
     assert redact(lines[1]) == "Warning: Failed downloading https://<host>/rocks/manifest-5.1"

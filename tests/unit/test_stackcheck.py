@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ngc_builder.errors import InputError
-from ngc_builder.manifest import load_release
-from ngc_builder.stackcheck import check_stacks, is_cuda_library
-from ngc_builder.wheelmeta import Target
+from ngc_builder.manifest.load import load_release
+from ngc_builder.manifest.stacks import check_stacks, is_cuda_library
+from ngc_builder.manifest.wheels import Target
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, fake_fetch
 

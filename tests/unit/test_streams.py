@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.streams import (
+from ngc_builder.services.streams import (
     LineSink,
     PushResult,
     StreamError,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ngc_builder.runner.report import CheckResult, RunReport
-from ngc_builder.validate import (
+from ngc_builder.validate.image import (
     check_labels,
     docker_command,
     environment_lines,
@@ -77,7 +77,7 @@ def test_no_manifest_means_the_label_check_is_skipped_not_passed() -> None:
 
 
 def test_markdown_summary_lists_every_check() -> None:
-    from ngc_builder.validate import markdown_summary
+    from ngc_builder.validate.image import markdown_summary
 
     report = RunReport(image="jax", python="3.13.5", platform="linux", gpu_mode="none",
                        gpu_expected=False, checks=[

@@ -1,0 +1,95 @@
+"""Stage 4, build: one image through the engine's streamed build API."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+import requests
+
+from ngc_builder.errors import StepError
+from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.render.contexts import RenderedImage
+from ngc_builder.services.streams import LineSink, StreamError, consume_build
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    image_id: str
+    seconds: float
+    size_bytes: int
+
+
+KEY_LABEL = "org.ngc-builder.key"
+
+
+def build_labels(
+    spec: ImageSpec, key: str, created: str, revision: str, source: str
+) -> dict[str, str]:
+    return {
+        **spec.labels,
+        KEY_LABEL: key,
+        "org.opencontainers.image.created": created,
+        "org.opencontainers.image.revision": revision,
+        "org.opencontainers.image.source": source,
+    }
+
+
+def find_built(client: Any, key: str) -> dict[str, Any] | None:
+    """A local image already built from exactly this content key, from any earlier run.
+
+    Reusing it (instead of letting the engine rebuild from its cache) keeps the image ID, and so
+    the cache of every image built on it: a fresh `created` label would change both.
+    """
+    try:
+        found = client.api.images(filters={"label": f"{KEY_LABEL}={key}"})
+    except (docker.errors.DockerException, requests.RequestException):
+        return None
+    return dict(found[0]) if found else None
+
+
+def project_revision(root: Path) -> str:
+    head = _git(root, "rev-parse", "HEAD")
+    if head is None:
+        return "unknown"
+    dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
+    return f"{head}-dirty" if dirty else head
+
+
+def project_source(root: Path, configured: str | None) -> str:
+    return configured or _git(root, "remote", "get-url", "origin") or "unknown"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                              text=True, check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def build_image(
+    client: Any, rendered: RenderedImage, context_dir: Path, labels: dict[str, str],
+    sink: LineSink, nocache: bool = False,
+) -> BuildOutcome:
+    """Build `context_dir` as the candidate's local ref; StepError names image and error."""
+    spec = rendered.spec
+    started = time.monotonic()
+    try:
+        stream = client.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
+                                  rm=True, forcerm=True, pull=False, decode=True,
+                                  nocache=nocache)
+        image_id = consume_build(stream, sink)
+        size = int(client.api.inspect_image(image_id)["Size"])
+    except StreamError as exc:
+        raise StepError(spec.name, "build", str(exc)) from None
+    except docker.errors.APIError as exc:
+        raise StepError(spec.name, "build", str(exc.explanation or exc)) from None
+    except (docker.errors.DockerException, requests.RequestException) as exc:
+        raise StepError(spec.name, "build", f"{exc.__class__.__name__}: {exc}") from None
+    return BuildOutcome(image_id, time.monotonic() - started, size)

@@ -1,0 +1,66 @@
+"""`rebuild YY.MM`: an earlier release again, from its archived manifest and the project files
+of the revision it was built from (a git worktree), to the same tags. Release tags are moved
+on purpose (forced), and every digest that changed is noted in the archive."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.pipeline.release import ReleaseOptions, run_release
+from ngc_builder.records import archive
+from ngc_builder.records.record import load_record, now, record_path
+
+
+def rebuild_release(release: str, archive_dir: Path, options: ReleaseOptions) -> int:
+    archived = archive.load(archive_dir, release)
+    if archived is None:
+        raise InputError([Problem(str(archive.release_dir(archive_dir, release)), 1,
+                                  "(archive)", f"release {release} was never archived "
+                                  "(`ngc-builder report` archives a release)")])
+    manifest = (archive.release_dir(archive_dir, release) / archive.MANIFEST_NAME).resolve()
+    root = (options.root or Path.cwd()).resolve()
+    with tempfile.TemporaryDirectory(prefix=f"ngc-rebuild-{release}-") as scratch:
+        tree = _checkout(root, archived.revision, Path(scratch) / "tree")
+        code = run_release(replace(options, manifest=manifest, root=tree, force=True,
+                                   build_dir=options.build_dir / f"rebuild-{release}"))
+        _forget(root, tree)
+    record = load_record(record_path(options.build_dir / f"rebuild-{release}", release))
+    if record is not None:
+        moves = [{"image": name, "old": archived.images[name].digest or "",
+                  "new": image.push.digest or "", "at": now()}
+                 for name, image in record.images.items()
+                 if name in archived.images and image.push.digest
+                 and image.push.digest != archived.images[name].digest]
+        archive.note_rebuild(archive_dir, release, moves)
+        for move in moves:
+            print(f"{move['image']}: {move['old']} -> {move['new']}")
+    return code
+
+
+def _checkout(root: Path, revision: str | None, target: Path) -> Path:
+    """The project files as they were at ``revision``, else (with a warning) as they are."""
+    commit = (revision or "").removesuffix("-dirty")
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if not commit or top is None or _git(root, "cat-file", "-e", f"{commit}^{{commit}}") is None:
+        print(f"rebuild: revision {revision!r} not in this repository; using the current "
+              "project files", file=sys.stderr)
+        return root
+    if _git(root, "worktree", "add", "--detach", str(target), commit) is None:
+        raise InputError([Problem(str(root), 1, "revision", f"cannot check out {commit}")])
+    return target / root.relative_to(top)
+
+
+def _forget(root: Path, tree: Path) -> None:
+    if tree != root:
+        _git(root, "worktree", "prune")
+
+
+def _git(root: Path, *args: str) -> str | None:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                          check=False)
+    return done.stdout.strip() if done.returncode == 0 else None

@@ -1,0 +1,232 @@
+"""Typed input data: the release manifest, OS bases and framework definitions.
+
+Every string that ends up in a Dockerfile or a build context is checked here against a
+narrow pattern, so no manifest value can carry shell syntax into a `RUN` line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, Literal
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from ngc_builder.build.sizegate import parse_size
+
+NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
+DEBIAN_PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]{1,80}")
+PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
+VERSION_RE = re.compile(r"[0-9]+(\.[0-9]+)*([.+_-]?[A-Za-z0-9]+)*")
+MAJOR_MINOR_RE = re.compile(r"[0-9]+\.[0-9]+")
+RELEASE_RE = re.compile(r"[0-9]{2}\.(0[1-9]|1[0-2])")
+REGISTRY_RE = re.compile(
+    r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+)
+IMAGE_REF_RE = re.compile(r"[a-z0-9][a-z0-9._/:-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?")
+URL_RE = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+")
+REASON_RE = re.compile(r"[^\n\r]{1,400}")
+REQUIREMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\[\],=<>!~*{}-]*")
+IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+TITLE_RE = re.compile(r"[A-Za-z0-9 ._()+/-]{1,80}")
+LIBRARY_NAMES = ("cudart", "cublas", "cudnn", "nccl")
+
+
+def _pattern(kind: str, pattern: re.Pattern[str], hint: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(f"{value!r} is not a valid {kind} ({hint})")
+        return value
+
+    return check
+
+
+def _parses(parser: Callable[[str], object], error: type[Exception],
+            what: str) -> Callable[[str], str]:
+    """A validator that accepts what `parser` accepts, naming `what` was expected."""
+
+    def check(value: str) -> str:
+        try:
+            parser(value)
+        except error:
+            raise ValueError(f"{value!r} is not {what}") from None
+        return value
+
+    return check
+
+
+_pep440 = _parses(Version, InvalidVersion, "a PEP 440 version")
+_specifier = _parses(SpecifierSet, InvalidSpecifier, "a version range like '>=3.12'")
+
+
+def _requirement_template(value: str) -> str:
+    if "{version}" not in value and "==" not in value:
+        raise ValueError(f"{value!r} must pin a version: use '{{version}}' or '=='")
+    try:
+        parsed = Requirement(value.replace("{version}", "0"))
+    except InvalidRequirement as exc:
+        raise ValueError(f"{value!r} is not a pip requirement: {exc}") from None
+    if parsed.url or parsed.marker:
+        raise ValueError(f"{value!r}: URLs and markers are not allowed")
+    return value
+
+
+Name = Annotated[str, AfterValidator(_pattern("name", NAME_RE, "lower-case a-z 0-9 . _ -"))]
+PackageName = Annotated[
+    str, AfterValidator(_pattern("package name", PACKAGE_RE, "letters, digits, . _ -"))
+]
+PinnedVersion = Annotated[
+    str,
+    AfterValidator(_pattern("version", VERSION_RE, "digits and dots, like 2.15.0")),
+    AfterValidator(_pep440),
+]
+MajorMinor = Annotated[
+    str, AfterValidator(_pattern("major.minor version", MAJOR_MINOR_RE, "like 2.41"))
+]
+ReleaseId = Annotated[str, AfterValidator(_pattern("release id", RELEASE_RE, "YY.MM"))]
+Registry = Annotated[
+    str, AfterValidator(_pattern("registry", REGISTRY_RE, "host[:port][/namespace]"))
+]
+ImageRef = Annotated[str, AfterValidator(_pattern("image reference", IMAGE_REF_RE, "name:tag"))]
+Url = Annotated[str, AfterValidator(_pattern("URL", URL_RE, "http(s)://..."))]
+Identifier = Annotated[str, AfterValidator(_pattern("module name", IDENT_RE, "like jax"))]
+DebianPackage = Annotated[
+    str, AfterValidator(_pattern("Debian package name", DEBIAN_PACKAGE_RE, "like g++"))
+]
+Reason = Annotated[str, AfterValidator(_pattern("reason", REASON_RE, "one line, <=400 chars"))]
+Title = Annotated[str, AfterValidator(_pattern("title", TITLE_RE, "plain words"))]
+PythonRange = Annotated[str, AfterValidator(_specifier)]
+RequirementTemplate = Annotated[
+    str,
+    AfterValidator(_pattern("requirement", REQUIREMENT_RE, "like jax[cuda13]=={version}")),
+    AfterValidator(_requirement_template),
+]
+LibraryName = Literal["cudart", "cublas", "cudnn", "nccl"]
+ComputeCapability = Annotated[
+    str, AfterValidator(_pattern("compute capability", re.compile(r"[0-9]{1,2}\.[0-9]"),
+                                 "like 9.0"))
+]
+TagName = Annotated[
+    str, AfterValidator(_pattern("tag", re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"),
+                                 "like latest"))
+]
+
+
+SizeText = Annotated[str, AfterValidator(_parses(parse_size, ValueError, "a size like '6.3 GB'"))]
+# The GPUs every release must run on unless it says otherwise: A100 (sm_80) and H100 (sm_90).
+DEFAULT_GPU_TARGETS = ("8.0", "9.0")
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors: a typo in a release file must never be ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class CudaStack(Strict):
+    cuda: PinnedVersion
+    base: Name | None = None
+    wheels: dict[PackageName, PinnedVersion] = Field(min_length=1)
+    libraries: dict[LibraryName, PackageName] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _libraries_come_from_wheels(self) -> CudaStack:
+        missing = sorted(set(self.libraries.values()) - set(self.wheels))
+        if missing:
+            raise ValueError(f"libraries name wheels that are not in wheels: {missing}")
+        return self
+
+    @property
+    def cuda_major(self) -> int:
+        return Version(self.cuda).major
+
+
+class ImageEntry(Strict):
+    framework: Name
+    version: PinnedVersion
+    stack: Name | None = None
+    base: Name | None = None
+    name: Name | None = None
+    variant: Name = "default"
+    extra_packages: dict[PackageName, PinnedVersion] = Field(default_factory=dict)
+    # A row that is known not to build or validate here, and why: it is still attempted every
+    # release (its evidence goes to the support matrix) but does not fail the run; if it ever
+    # passes, the run fails so that the manifest is corrected.
+    expect_failure: Reason | None = None
+    # Narrower GPU targets for an image whose wheel predates the release's (say why in YAML).
+    gpu_targets: list[ComputeCapability] | None = Field(default=None, min_length=1)
+    # The image fails if it grows past 1.2 x this ("6.3 GB", "900 MiB").
+    size_baseline: SizeText | None = None
+
+    @property
+    def image_name(self) -> str:
+        return self.name or self.framework
+
+
+class Release(Strict):
+    release: ReleaseId
+    registry: Registry
+    base: Name
+    source: Url | None = None
+    cuda_stacks: dict[Name, CudaStack] = Field(min_length=1)
+    images: list[ImageEntry] = Field(min_length=1)
+    # Moving tags (e.g. latest) set on every image after its release tag; they may move.
+    aliases: list[TagName] = Field(default_factory=list)
+    # Compute capabilities whose SASS every GPU image must carry (T0 cuda.archs).
+    gpu_targets: list[ComputeCapability] = Field(default=list(DEFAULT_GPU_TARGETS), min_length=1)
+
+    def targets_of(self, entry: ImageEntry) -> list[str]:
+        return list(entry.gpu_targets or self.gpu_targets)
+
+
+class Bootstrap(Strict):
+    suite: Name
+    variant: Literal["minbase", "buildd"] = "minbase"
+    mirror: Url | None = None
+
+
+class BaseImage(Strict):
+    name: Name
+    os: Name
+    os_version: PinnedVersion
+    python: MajorMinor
+    glibc: MajorMinor
+    pull: ImageRef | None = None
+    bootstrap: Bootstrap | None = None
+    apt_packages: list[DebianPackage] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _has_a_source(self) -> BaseImage:
+        if self.pull is None and self.bootstrap is None:
+            raise ValueError("give 'pull', 'bootstrap' or both")
+        return self
+
+
+class Framework(Strict):
+    name: Name
+    title: Title
+    # None for a framework without a Python module (its probe has installed_version()).
+    import_name: Identifier | None
+    # The pip distribution that carries the version; null for OS-packaged frameworks.
+    distribution: PackageName | None
+    python: PythonRange
+    cuda_major: int | None = None
+    requirements: dict[Name, list[RequirementTemplate]]
+    # Variants that run without CUDA (e.g. jax's "cpu"): they may stand on a bare base.
+    cpu_variants: list[Name] = Field(default_factory=list)
+    apt_packages: list[DebianPackage] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _has_default_variant(self) -> Framework:
+        if "default" not in self.requirements:
+            raise ValueError("requirements needs a 'default' variant")
+        unknown = sorted(set(self.cpu_variants) - set(self.requirements))
+        if unknown:
+            raise ValueError(f"cpu_variants names no requirements variant: {unknown}")
+        return self
+
+    def needs_cuda(self, variant: str) -> bool:
+        return self.cuda_major is not None and variant not in self.cpu_variants

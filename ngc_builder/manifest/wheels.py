@@ -1,0 +1,98 @@
+"""Read a wheel's declared requirements without downloading it.
+
+pip resolves the wheel the image would get (target Python, manylinux platform) and reads
+its METADATA through HTTP range requests (`fast-deps`), so a 500 MB framework wheel costs
+a few kilobytes. pip's own index settings apply, so a mirror or proxy configured for pip
+is used here too. Answers are cached on disk: wheel metadata never changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ngc_builder.errors import StepError
+
+
+@dataclass(frozen=True)
+class Target:
+    """The interpreter and platform a wheel is chosen for."""
+
+    python: str
+    glibc: str
+    machine: str = "x86_64"
+
+    def platforms(self) -> list[str]:
+        major, minor = (int(part) for part in self.glibc.split(".")[:2])
+        tags = [f"manylinux_{major}_{n}_{self.machine}" for n in range(minor, 4, -1)]
+        # pip matches tags exactly: wheels tagged only with the legacy aliases
+        # (manylinux2014 = glibc 2.17, manylinux2010 = 2.12, manylinux1 = 2.5) need them named.
+        legacy = [("manylinux2014", 17), ("manylinux2010", 12), ("manylinux1", 5)]
+        return tags + [f"{alias}_{self.machine}" for alias, needs in legacy if minor >= needs]
+
+
+@dataclass(frozen=True)
+class WheelMetadata:
+    name: str
+    version: str
+    requires_python: str
+    requires_dist: tuple[str, ...]
+
+
+Fetcher = Callable[[str, Target], WheelMetadata]
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ngc-builder" / "wheel-metadata"
+
+
+def fetch_metadata(requirement: str, target: Target) -> WheelMetadata:
+    """Metadata of the wheel pip would install for `requirement` on `target`."""
+    key = hashlib.sha256(f"{requirement}|{target}".encode()).hexdigest()[:24]
+    cached = cache_dir() / f"{key}.json"
+    if cached.exists():
+        data = json.loads(cached.read_text())
+        return WheelMetadata(**{**data, "requires_dist": tuple(data["requires_dist"])})
+    found = _ask_pip(requirement, target)
+    if "==" in requirement and "*" not in requirement:
+        # An exact pin names one wheel forever; a range may pick a newer one tomorrow.
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(asdict(found)))
+    return found
+
+
+def _ask_pip(requirement: str, target: Target) -> WheelMetadata:
+    done = _pip_dry_run(requirement, target, ["--use-feature=fast-deps"])
+    if done.returncode != 0 and "fast-deps" in done.stderr and "invalid choice" in done.stderr:
+        # A pip without range-request metadata still answers, by downloading the wheel.
+        done = _pip_dry_run(requirement, target, [])
+    if done.returncode != 0:
+        lines = [ln for ln in done.stderr.splitlines() if ln.startswith("ERROR")]
+        reason = lines[-1] if lines else done.stderr.strip()[-300:]
+        raise StepError("stack-check", f"wheel metadata of {requirement}", reason)
+    installs = json.loads(done.stdout)["install"]
+    meta = installs[0]["metadata"]
+    return WheelMetadata(meta["name"], meta["version"], meta.get("requires_python") or "",
+                         tuple(meta.get("requires_dist") or ()))
+
+
+def _pip_dry_run(
+    requirement: str, target: Target, features: list[str]
+) -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory(prefix="ngc-meta-") as scratch:
+        command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+                   "--report", "-", "--no-deps", "--ignore-installed",
+                   "--ignore-requires-python", "--only-binary=:all:", *features,
+                   "--disable-pip-version-check", "--python-version", target.python,
+                   "--implementation", "cp",
+                   *[arg for p in target.platforms() for arg in ("--platform", p)],
+                   "--target", scratch, requirement]
+        return subprocess.run(command, capture_output=True, text=True, check=False)

@@ -1,0 +1,120 @@
+"""What a person sees: live step and log lines (rich) and the closing summary table."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ngc_builder.records.record import ImageRecord, ReleaseRecord
+
+GB = 1_000_000_000
+
+
+class Ui:
+    """Progress to stderr (stdout stays clean for --json); every log line also to a file."""
+
+    def __init__(
+        self, log_dir: Path, show_logs: bool = True, stream: TextIO | None = None
+    ) -> None:
+        target = stream or sys.stderr
+        # Off a terminal (CI logs) rich would wrap at 80 columns and split log lines.
+        width = None if target.isatty() else 160
+        self.console = Console(file=target, highlight=False, width=width)
+        self.log_dir = log_dir
+        self.show_logs = show_logs
+        self._files: dict[str, TextIO] = {}
+        self.positions: dict[str, str] = {}
+
+    def plan(self, images: list[str]) -> None:
+        """Number the images, so every step line says how far the run has come."""
+        self.positions = {name: f"[{i}/{len(images)}] " for i, name in enumerate(images, 1)}
+
+    def step(self, image: str, message: str) -> None:
+        where = self.positions.get(image, "")
+        self.console.print(Text.assemble((f"==> {where}{image}: ", "bold cyan"), message))
+        self._write(image, f"==> {message}")
+
+    def problem(self, image: str, message: str) -> None:
+        self.console.print(Text.assemble((f"!!! {image}: ", "bold red"), message))
+        self._write(image, f"!!! {message}")
+
+    def sink(self, image: str) -> LineWriter:
+        return LineWriter(self, image)
+
+    def line(self, image: str, text: str) -> None:
+        if self.show_logs:
+            self.console.print(Text(f"    {image} | {text}", style="dim"), soft_wrap=True)
+        self._write(image, text)
+
+    def log_path(self, image: str) -> Path:
+        return self.log_dir / f"{image}.log"
+
+    def _write(self, image: str, text: str) -> None:
+        if image not in self._files:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            self._files[image] = self.log_path(image).open("a", encoding="utf-8")
+        self._files[image].write(text + "\n")
+        self._files[image].flush()
+
+    def close(self) -> None:
+        for handle in self._files.values():
+            handle.close()
+        self._files.clear()
+
+
+class LineWriter:
+    """A LineSink bound to one image."""
+
+    def __init__(self, ui: Ui, image: str) -> None:
+        self.ui = ui
+        self.image = image
+
+    def __call__(self, text: str) -> None:
+        self.ui.line(self.image, text)
+
+
+def summary_table(record: ReleaseRecord, images: list[ImageRecord]) -> Table:
+    table = Table(title=f"release {record.release} -> {record.registry}")
+    for column in ("image", "build", "validation", "pushed digest", "size"):
+        table.add_column(column)
+    for image in images:
+        table.add_row(image.name, _build_cell(image), _validation_cell(image),
+                      _push_cell(image), _size_cell(image))
+    return table
+
+
+def _build_cell(image: ImageRecord) -> str:
+    if image.outcome == "xfail":
+        return f"expected failure: {image.build.error or image.validation.error or ''}"[:120]
+    build = image.build
+    if build.status == "ok" and build.reused:
+        return "reused"
+    if build.status == "ok":
+        return f"built {build.seconds:.0f}s" if build.seconds is not None else "built"
+    return f"{build.status}" + (f": {build.error}" if build.error else "")
+
+
+def _validation_cell(image: ImageRecord) -> str:
+    check = image.validation
+    if check.verdict is None:
+        return check.status + (f": {check.error}" if check.error else "")
+    counts = " ".join(f"{n} {k}" for k, n in check.summary.items() if n)
+    failed = f" [{', '.join(check.failed_checks)}]" if check.failed_checks else ""
+    return f"{check.verdict} ({counts}){failed}"
+
+
+def _push_cell(image: ImageRecord) -> str:
+    push = image.push
+    if push.status == "ok" and push.digest:
+        return push.digest[:19] + (" (already there)" if push.reused else "")
+    return push.status + (f": {push.error}" if push.error else "")
+
+
+def _size_cell(image: ImageRecord) -> str:
+    size = image.build.size_bytes
+    return f"{size / GB:.2f} GB" if size else "-"

@@ -1,0 +1,155 @@
+"""Stage 2, plan: the release as a DAG of images (base -> cuda-<stack> -> frameworks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ngc_builder.manifest.drivers import minimum_driver
+from ngc_builder.manifest.load import LoadedRelease, base_name_of_image, base_name_of_stack
+from ngc_builder.manifest.models import BaseImage, CudaStack, ImageEntry
+
+LABEL_PREFIX = "org.ngc-builder"
+LOCAL_NAMESPACE = "ngc-local"
+Kind = Literal["base", "cuda", "framework"]
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """One node of the build DAG. Registry tags are derived, never stored in templates."""
+
+    name: str
+    kind: Kind
+    parent: str | None
+    release: str
+    base: str
+    labels: dict[str, str] = field(default_factory=dict)
+    stack: str | None = None
+    entry: ImageEntry | None = None
+
+    @property
+    def tag(self) -> str:
+        """NGC style: <YY.MM>-py3."""
+        return f"{self.release}-py3"
+
+    def local_ref(self, render_digest: str) -> str:
+        """Where the engine keeps a candidate before it has passed validation: the tag
+        carries the render digest, so two releases never overwrite each other's parents."""
+        return f"{LOCAL_NAMESPACE}/{self.name}:{self.tag}-{render_digest[:12]}"
+
+    def remote_repository(self, registry: str) -> str:
+        return f"{registry.rstrip('/')}/{self.name}"
+
+    def remote_ref(self, registry: str) -> str:
+        return f"{self.remote_repository(registry)}:{self.tag}"
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    release: str
+    registry: str
+    os_refs: dict[str, str]
+    images: list[ImageSpec]
+
+    def get(self, name: str) -> ImageSpec:
+        return next(image for image in self.images if image.name == name)
+
+    def os_ref(self, spec: ImageSpec) -> str:
+        """The OS image a base layer is built FROM."""
+        return self.os_refs[spec.base]
+
+    def select(self, only: list[str]) -> list[ImageSpec]:
+        """The images named in `only` plus everything they are built on, in build order."""
+        if not only:
+            return list(self.images)
+        wanted: set[str] = set()
+        for name in only:
+            node: str | None = name
+            while node is not None:
+                wanted.add(node)
+                node = self.get(node).parent
+        return [image for image in self.images if image.name in wanted]
+
+
+def os_ref(base: BaseImage) -> str:
+    return f"{LOCAL_NAMESPACE}/os-{base.name}:{base.os_version}"
+
+
+def base_image_name(loaded: LoadedRelease, base_name: str) -> str:
+    """`base` for the release's default OS, `base-<os>` for the others."""
+    return "base" if base_name == loaded.release.base else f"base-{base_name}"
+
+
+def plan_release(loaded: LoadedRelease, registry: str | None = None) -> ReleasePlan:
+    release = loaded.release
+    used = _used_bases(loaded)
+    images = [_base_spec(loaded, name) for name in used]
+    stacks = sorted({image.stack for image in release.images if image.stack is not None})
+    images += [_cuda_spec(loaded, name, release.cuda_stacks[name]) for name in stacks]
+    images += [_framework_spec(loaded, entry) for entry in release.images]
+    os_refs = {name: os_ref(loaded.bases[name]) for name in used}
+    return ReleasePlan(release.release, registry or release.registry, os_refs, images)
+
+
+def _used_bases(loaded: LoadedRelease) -> list[str]:
+    """Bases that some image stands on, the default first, then by name."""
+    names = {base_name_of_image(loaded.release, entry) for entry in loaded.release.images}
+    default = loaded.release.base
+    return [default, *sorted(names - {default})]
+
+
+def _common_labels(loaded: LoadedRelease, name: str, base: BaseImage) -> dict[str, str]:
+    release = loaded.release.release
+    return {
+        "org.opencontainers.image.title": f"ngc-builder {name}",
+        "org.opencontainers.image.version": f"{release}-py3",
+        f"{LABEL_PREFIX}.release": release,
+        f"{LABEL_PREFIX}.image": name,
+        f"{LABEL_PREFIX}.os": base.name,
+        f"{LABEL_PREFIX}.python": base.python,
+    }
+
+
+def stack_labels(stack_name: str, stack: CudaStack) -> dict[str, str]:
+    labels = {f"{LABEL_PREFIX}.stack": stack_name, f"{LABEL_PREFIX}.cuda": stack.cuda}
+    driver = minimum_driver(stack.cuda)
+    if driver is not None:
+        labels[f"{LABEL_PREFIX}.min-driver"] = driver
+    for library, wheel in sorted(stack.libraries.items()):
+        labels[f"{LABEL_PREFIX}.{library}"] = stack.wheels[wheel]
+    return labels
+
+
+def _base_spec(loaded: LoadedRelease, base_name: str) -> ImageSpec:
+    name = base_image_name(loaded, base_name)
+    labels = _common_labels(loaded, name, loaded.bases[base_name])
+    return ImageSpec(name, "base", None, loaded.release.release, base_name, labels)
+
+
+def _cuda_spec(loaded: LoadedRelease, stack_name: str, stack: CudaStack) -> ImageSpec:
+    name = f"cuda-{stack_name}"
+    base_name = base_name_of_stack(loaded.release, stack_name)
+    labels = {**_common_labels(loaded, name, loaded.bases[base_name]),
+              **stack_labels(stack_name, stack)}
+    return ImageSpec(name, "cuda", base_image_name(loaded, base_name), loaded.release.release,
+                     base_name, labels, stack_name)
+
+
+def _framework_spec(loaded: LoadedRelease, entry: ImageEntry) -> ImageSpec:
+    name = entry.image_name
+    framework = loaded.frameworks[entry.framework].spec
+    base_name = base_name_of_image(loaded.release, entry)
+    labels = {
+        **_common_labels(loaded, name, loaded.bases[base_name]),
+        "org.opencontainers.image.title": f"{framework.title} {loaded.release.release}",
+        f"{LABEL_PREFIX}.framework": framework.name,
+        f"{LABEL_PREFIX}.framework.version": entry.version,
+        f"{LABEL_PREFIX}.gpu-targets": ",".join(loaded.release.targets_of(entry)),
+    }
+    if entry.stack is None:
+        parent = base_image_name(loaded, base_name)
+    else:
+        parent = f"cuda-{entry.stack}"
+        labels.update(stack_labels(entry.stack, loaded.release.cuda_stacks[entry.stack]))
+    return ImageSpec(name, "framework", parent, loaded.release.release, base_name,
+                     labels, entry.stack, entry)

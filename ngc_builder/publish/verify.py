@@ -1,0 +1,59 @@
+"""`verify`: every planned tag exists in the registry and points at the recorded digest."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.plan.dag import ReleasePlan
+from ngc_builder.records.record import ReleaseRecord, load_record, record_path
+from ngc_builder.services.registry import RegistryError, manifest_digest
+
+
+@dataclass(frozen=True)
+class TagCheck:
+    image: str
+    tag: str
+    expected: str | None
+    found: str | None
+    problem: str | None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return asdict(self)
+
+
+def load_published(build_dir: Path, release: str) -> ReleaseRecord:
+    path = record_path(build_dir, release)
+    record = load_record(path)
+    if record is None:
+        raise InputError([Problem(str(path), 1, "(record)",
+                                  "no release record: nothing says what was published")])
+    return record
+
+
+def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str]) -> list[TagCheck]:
+    checks = []
+    for spec in plan.images:
+        if spec.entry is not None and spec.entry.expect_failure is not None:
+            continue  # never published, by design
+        image = record.images.get(spec.name)
+        expected = image.push.digest if image is not None and image.push.status == "ok" else None
+        checks += [_check(plan, spec.name, tag, expected) for tag in (spec.tag, *aliases)]
+    return checks
+
+
+def _check(plan: ReleasePlan, name: str, tag: str, expected: str | None) -> TagCheck:
+    try:
+        found = manifest_digest(plan.registry, name, tag)
+    except RegistryError as exc:
+        return TagCheck(name, tag, expected, None, f"registry: {exc}")
+    if expected is None:
+        problem = "the record has no published digest (not pushed, or its gates failed)"
+    elif found is None:
+        problem = "tag missing from the registry"
+    elif found != expected:
+        problem = "tag points at another digest than the record's"
+    else:
+        problem = None
+    return TagCheck(name, tag, expected, found, problem)

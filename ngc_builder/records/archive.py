@@ -1,0 +1,92 @@
+"""The release archive the project keeps (`archive/<YY.MM>/`): the manifest, what was
+published (key, digest, labels per image) and each image's package manifest. Release notes
+diff against the previous archive; `rebuild` starts from one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.records.record import ReleaseRecord
+
+DEFAULT_DIR = Path("archive")
+MANIFEST_NAME = "manifest.yaml"
+
+
+class ArchivedImage(BaseModel):
+    key: str | None = None
+    digest: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class ArchivedRelease(BaseModel):
+    release: str
+    registry: str
+    revision: str | None = None
+    images: dict[str, ArchivedImage] = Field(default_factory=dict)
+    rebuilds: list[dict[str, str]] = Field(default_factory=list)
+
+
+def release_dir(archive: Path, release: str) -> Path:
+    return archive / release
+
+
+def write(archive: Path, manifest: Path, record: ReleaseRecord) -> Path:
+    """Archive a release: manifest, published digests, package manifests."""
+    target = release_dir(archive, record.release)
+    (target / "packages").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(manifest, target / MANIFEST_NAME)
+    previous = load(archive, record.release)
+    images = {}
+    for name, image in record.images.items():
+        if image.push.status != "ok" or image.expect_failure:
+            continue
+        images[name] = ArchivedImage(key=image.build.key, digest=image.push.digest,
+                                     labels=image.labels)
+        if image.build.packages and Path(image.build.packages).is_file():
+            shutil.copyfile(image.build.packages, target / "packages" / f"{name}.json")
+    revisions = {i.labels.get("org.opencontainers.image.revision") for i in images.values()}
+    archived = ArchivedRelease(release=record.release, registry=record.registry,
+                               revision=next(iter(revisions - {None}), None), images=images,
+                               rebuilds=previous.rebuilds if previous else [])
+    (target / "release.json").write_text(archived.model_dump_json(indent=2) + "\n")
+    return target
+
+
+def load(archive: Path, release: str) -> ArchivedRelease | None:
+    path = release_dir(archive, release) / "release.json"
+    if not path.is_file():
+        return None
+    try:
+        return ArchivedRelease.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError([Problem(str(path), 1, "(archive)", str(exc).splitlines()[0])]) \
+            from None
+
+
+def previous_release(archive: Path, release: str) -> str | None:
+    """The newest archived release before ``release``."""
+    if not archive.is_dir():
+        return None
+    older = [path.name for path in archive.iterdir() if RELEASE_RE.fullmatch(path.name)
+             and path.name < release and (path / "release.json").is_file()]
+    return max(older, default=None)
+
+
+def packages_of(archive: Path, release: str, image: str) -> Path | None:
+    path = release_dir(archive, release) / "packages" / f"{image}.json"
+    return path if path.is_file() else None
+
+
+def note_rebuild(archive: Path, release: str, moves: list[dict[str, str]]) -> None:
+    archived = load(archive, release)
+    if archived is None:
+        return
+    archived.rebuilds.extend(moves)
+    path = release_dir(archive, release) / "release.json"
+    path.write_text(json.dumps(archived.model_dump(), indent=2) + "\n", encoding="utf-8")

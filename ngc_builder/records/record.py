@@ -1,0 +1,144 @@
+"""The release record, `build/<release>/release.json`: what happened to each image.
+
+Written after every step (atomically), so an interrupted run resumes where it stopped and
+reports are made from records, not from memory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from ngc_builder.errors import InputError, Problem
+
+StepStatus = Literal["pending", "ok", "failed", "skipped", "blocked"]
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+class BuildRecord(BaseModel):
+    status: StepStatus = "pending"
+    key: str | None = None
+    image_id: str | None = None
+    created: str | None = None
+    seconds: float | None = None
+    size_bytes: int | None = None
+    error: str | None = None
+    log: str | None = None
+    reused: bool = False
+    # Where the image came from when not built here: "local" (an earlier build), "registry".
+    source: str | None = None
+    # The key's components (keys.ImageKey), so `plan` can say which input changed.
+    inputs: dict[str, Any] | None = None
+    packages: str | None = None  # the package manifest file written at build time
+
+
+class ValidationRecord(BaseModel):
+    status: StepStatus = "pending"
+    verdict: str | None = None
+    image_id: str | None = None
+    gpu_mode: str | None = None
+    summary: dict[str, int] = Field(default_factory=dict)
+    tiers: dict[str, str] = Field(default_factory=dict)
+    failed_checks: list[str] = Field(default_factory=list)
+    report: str | None = None
+    junit: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+    reused: bool = False
+
+
+class PushRecord(BaseModel):
+    status: StepStatus = "pending"
+    ref: str | None = None  # the candidate (staging) tag
+    digest: str | None = None
+    image_id: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+    reused: bool = False
+    promoted: list[str] = Field(default_factory=list)
+    forced: list[str] = Field(default_factory=list)
+
+
+class ImageRecord(BaseModel):
+    name: str
+    kind: str
+    parent: str | None = None
+    expect_failure: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    build: BuildRecord = Field(default_factory=BuildRecord)
+    validation: ValidationRecord = Field(default_factory=ValidationRecord)
+    push: PushRecord = Field(default_factory=PushRecord)
+
+    @property
+    def failed(self) -> bool:
+        steps = (self.build.status, self.validation.status, self.push.status)
+        return "failed" in steps or "blocked" in steps
+
+    @property
+    def outcome(self) -> str:
+        """ok, failed, expected failure (xfail) or unexpected pass (xpass)."""
+        if self.expect_failure is None:
+            return "failed" if self.failed else "ok"
+        return "xfail" if self.failed else "xpass"
+
+    @property
+    def breaks_the_run(self) -> bool:
+        return self.outcome in ("failed", "xpass")
+
+
+class OsRecord(BaseModel):
+    """The OS image the release starts FROM, and how this run got it."""
+
+    ref: str
+    image_id: str | None = None
+    obtained: str
+    seconds: float
+    error: str | None = None
+
+
+class ReleaseRecord(BaseModel):
+    release: str
+    registry: str
+    manifest: str
+    started: str = Field(default_factory=now)
+    finished: str | None = None
+    os: dict[str, OsRecord] = Field(default_factory=dict)
+
+    @field_validator("os", mode="before")
+    @classmethod
+    def _one_os_per_base(cls, value: object) -> object:
+        # Records written before releases had several bases held one OS entry (or none).
+        if value is None or (isinstance(value, dict) and "ref" in value):
+            return {}
+        return value
+    images: dict[str, ImageRecord] = Field(default_factory=dict)
+
+
+def record_path(build_dir: Path, release: str) -> Path:
+    return build_dir / release / "release.json"
+
+
+def load_record(path: Path) -> ReleaseRecord | None:
+    if not path.exists():
+        return None
+    try:
+        return ReleaseRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        reason = str(exc).splitlines()[0]
+        raise InputError([Problem(str(path), 1, "(record)",
+                                  f"unreadable release record ({reason}); move it away to "
+                                  "start this release afresh")]) from None
+
+
+def save_record(record: ReleaseRecord, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_suffix(".json.tmp")
+    scratch.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    os.replace(scratch, path)

@@ -1,0 +1,178 @@
+"""Stage 3, render: one Dockerfile and build context per image, byte-identical for the
+same input (sorted files, no timestamps: `created` is a build-time label)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.stacks import image_requirements
+from ngc_builder.plan.dag import ImageSpec, ReleasePlan
+
+RUNNER_PACKAGE = Path(__file__).resolve().parent.parent / "runner"
+RUNNER_NAME = "ngc_runner"
+CA_BUNDLE_NAME = "ngc-ca-bundle.crt"
+
+
+@dataclass(frozen=True)
+class RenderedImage:
+    """A Dockerfile and the files of its build context, ready for the engine."""
+
+    spec: ImageSpec
+    dockerfile: str
+    files: dict[str, bytes]
+
+    def digest(self) -> str:
+        """Hash of everything that goes into the build (not the parent: see build.py)."""
+        h = hashlib.sha256(self.dockerfile.encode())
+        for name in sorted(self.files):
+            h.update(name.encode() + b"\0" + hashlib.sha256(self.files[name]).digest())
+        return h.hexdigest()
+
+    @property
+    def local_ref(self) -> str:
+        return self.spec.local_ref(self.digest())
+
+    def write(self, folder: Path) -> Path:
+        target = folder / self.spec.name
+        if target.exists():
+            shutil.rmtree(target)
+        for name, content in sorted(self.files.items()):
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).write_bytes(content)
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "Dockerfile").write_text(self.dockerfile, encoding="utf-8")
+        return target
+
+
+def environment(root: Path) -> jinja2.Environment:
+    loader = jinja2.FileSystemLoader([str(root / "templates"), str(root)])
+    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, autoescape=False,
+                              trim_blocks=True, lstrip_blocks=True)
+
+
+def render_release(
+    loaded: LoadedRelease, plan: ReleasePlan, ca_bundle: Path | None
+) -> list[RenderedImage]:
+    env = environment(loaded.root)
+    done: dict[str, RenderedImage] = {}
+    for spec in plan.images:
+        parent_ref = plan.os_ref(spec) if spec.parent is None else done[spec.parent].local_ref
+        try:
+            done[spec.name] = render_image(env, loaded, spec, parent_ref, ca_bundle)
+        except jinja2.TemplateError as exc:
+            raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
+    return list(done.values())
+
+
+def template_problem(exc: jinja2.TemplateError, root: Path, image: str) -> Problem:
+    """A template mistake as `file:line: template: message`, whatever kind it is."""
+    if isinstance(exc, jinja2.TemplateNotFound):
+        return Problem(f"templates/{exc.name}", 1, "template", f"not found (image {image})")
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return Problem(_shown(exc.filename, root), exc.lineno, "template", exc.message or "")
+    # Runtime errors (an undefined name) carry their place only in the traceback, which
+    # Jinja rewrites to point into the template file.
+    for frame, line in reversed(list(traceback.walk_tb(exc.__traceback__))):
+        if frame.f_code.co_filename.endswith(".j2"):
+            return Problem(_shown(frame.f_code.co_filename, root), line, "template",
+                           str(exc.message or exc))
+    return Problem(f"(template of {image})", 1, "template", str(exc))
+
+
+def _shown(filename: str | None, root: Path) -> str:
+    if filename is None:
+        return "(template)"
+    try:
+        return str(Path(filename).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return filename
+
+
+def render_image(
+    env: jinja2.Environment, loaded: LoadedRelease, spec: ImageSpec, parent_ref: str,
+    ca_bundle: Path | None,
+) -> RenderedImage:
+    context = {"release": loaded.release.release, "parent_ref": parent_ref,
+               "base": loaded.bases[spec.base]}
+    if spec.kind == "base":
+        return _render_base(env, spec, context, loaded, ca_bundle)
+    if spec.kind == "cuda":
+        return _render_cuda(env, spec, context, loaded)
+    return _render_framework(env, spec, context, loaded)
+
+
+def _render_base(
+    env: jinja2.Environment, spec: ImageSpec, context: dict[str, object],
+    loaded: LoadedRelease, ca_bundle: Path | None,
+) -> RenderedImage:
+    files = runner_files()
+    files["expect/00-base.json"] = _json({"image": spec.name,
+                                          "python": loaded.bases[spec.base].python})
+    if ca_bundle is not None:
+        files[CA_BUNDLE_NAME] = ca_bundle.read_bytes()
+    text = env.get_template("base.Dockerfile.j2").render(ca_bundle=ca_bundle is not None,
+                                                         **context)
+    return RenderedImage(spec, text, files)
+
+
+def _render_cuda(
+    env: jinja2.Environment, spec: ImageSpec, context: dict[str, object], loaded: LoadedRelease
+) -> RenderedImage:
+    assert spec.stack is not None
+    stack = loaded.release.cuda_stacks[spec.stack]
+    pins = "".join(f"{name}=={version}\n" for name, version in sorted(stack.wheels.items()))
+    expect = {"image": spec.name, "stack": spec.stack, "wheels": dict(sorted(stack.wheels.items())),
+              "libraries": {lib: stack.wheels[wheel] for lib, wheel in
+                            sorted(stack.libraries.items())}}
+    files = {"stack/requirements.txt": pins.encode(), "expect/10-cuda.json": _json(expect)}
+    text = env.get_template("cuda.Dockerfile.j2").render(stack_name=spec.stack, stack=stack,
+                                                         **context)
+    return RenderedImage(spec, text, files)
+
+
+def _render_framework(
+    env: jinja2.Environment, spec: ImageSpec, context: dict[str, object], loaded: LoadedRelease
+) -> RenderedImage:
+    assert spec.entry is not None
+    entry = spec.entry
+    framework = loaded.frameworks[entry.framework]
+    requirements = "".join(f"{line}\n" for line in image_requirements(loaded, entry))
+    expect = {"image": spec.name, "framework": framework.spec.name, "version": entry.version,
+              "probe": framework.spec.name, "distribution": framework.spec.distribution,
+              "import_name": framework.spec.import_name,
+              "gpu_targets": loaded.release.targets_of(entry),
+              "gpu_image": entry.stack is not None and framework.spec.needs_cuda(entry.variant)}
+    files = {"requirements.txt": requirements.encode(), "expect/20-framework.json": _json(expect),
+             **probe_files(framework.probe)}
+    layer = framework.layer_template.relative_to(loaded.root).as_posix()
+    view = {"name": spec.name, "version": entry.version, "stack": entry.stack,
+            "variant": entry.variant}
+    text = env.get_template("framework.Dockerfile.j2").render(
+        framework=framework.spec, image=view, layer_template=layer, **context)
+    return RenderedImage(spec, text, files)
+
+
+def probe_files(probe: Path) -> dict[str, bytes]:
+    """probe.py and the probe_*.py modules it may be split into, under probe/."""
+    parts = [probe, *sorted(probe.parent.glob("probe_*.py"))]
+    return {f"probe/{path.name}": path.read_bytes() for path in parts}
+
+
+def runner_files() -> dict[str, bytes]:
+    """The runner package as it ships in images: top-level `ngc_runner`."""
+    return {f"{RUNNER_NAME}/{path.relative_to(RUNNER_PACKAGE).as_posix()}": path.read_bytes()
+            for path in sorted(RUNNER_PACKAGE.rglob("*.py"))}
+
+
+def _json(data: object) -> bytes:
+    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()

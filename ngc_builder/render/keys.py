@@ -1,0 +1,108 @@
+"""Content keys: what an image is made of, hashed, so work is skipped when nothing changed.
+
+An image's key hashes its rendered Dockerfile, every file of its build context, its labels
+(the only build arguments we pass) and its parent's key. Chaining the parent's *key* (not its
+registry digest) makes every key computable before anything is built or pushed: a no-op rerun
+on a fresh machine finds the same keys. A base image's parent is the OS recipe (the base-image
+definition and the OS reference it is obtained as).
+
+The components are kept in the release record, so `plan` can say which input changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.plan.dag import ReleasePlan
+from ngc_builder.render.contexts import RUNNER_NAME, RenderedImage
+
+KEY_TAG_PREFIX = "key-"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class ImageKey:
+    key: str
+    dockerfile_body: str  # the Dockerfile without its FROM lines (they name the parent)
+    files: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    parent: str = ""
+
+    @property
+    def tag(self) -> str:
+        """The registry tag that proves this key was published (after every gate passed)."""
+        return f"{KEY_TAG_PREFIX}{self.key}"
+
+    def inputs(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def os_key(loaded: LoadedRelease, base_name: str, os_ref: str) -> str:
+    recipe = loaded.bases[base_name].model_dump(mode="json")
+    return sha256(json.dumps({"os": os_ref, "recipe": recipe}, sort_keys=True).encode())
+
+
+def image_key(rendered: RenderedImage, parent_key: str) -> ImageKey:
+    body = "".join(line for line in rendered.dockerfile.splitlines(keepends=True)
+                   if not line.lstrip().upper().startswith("FROM "))
+    files = {name: sha256(content) for name, content in sorted(rendered.files.items())}
+    labels = dict(sorted(rendered.spec.labels.items()))
+    whole = json.dumps({"dockerfile": sha256(rendered.dockerfile.encode()), "files": files,
+                        "labels": labels, "parent": parent_key}, sort_keys=True)
+    return ImageKey(sha256(whole.encode()), sha256(body.encode()), files, labels, parent_key)
+
+
+def release_keys(
+    loaded: LoadedRelease, plan: ReleasePlan, rendered: dict[str, RenderedImage]
+) -> dict[str, ImageKey]:
+    """Keys of every planned image, parents first (plan order is build order)."""
+    keys: dict[str, ImageKey] = {}
+    for spec in plan.images:
+        parent = (os_key(loaded, spec.base, plan.os_ref(spec)) if spec.parent is None
+                  else keys[spec.parent].key)
+        keys[spec.name] = image_key(rendered[spec.name], parent)
+    return keys
+
+
+def changes(previous: dict[str, Any] | None, current: ImageKey,
+            parent_name: str | None) -> list[str]:
+    """Why ``current`` differs from the inputs an earlier run recorded, one reason per line."""
+    if not previous:
+        return ["no earlier build recorded"]
+    reasons = []
+    if previous.get("parent") != current.parent:
+        reasons.append(f"parent {parent_name or 'OS image'} changed")
+    if previous.get("dockerfile_body") != current.dockerfile_body:
+        reasons.append("Dockerfile changed")
+    reasons += _file_changes(previous.get("files") or {}, current.files)
+    reasons += _label_changes(previous.get("labels") or {}, current.labels)
+    return reasons
+
+
+def _file_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    changed = sorted(name for name in before.keys() | after.keys()
+                     if before.get(name) != after.get(name))
+    runner = [name for name in changed if name.startswith(f"{RUNNER_NAME}/")]
+    reasons = [f"{name} {_how(before, after, name)}" for name in changed if name not in runner]
+    if runner:
+        reasons.append(f"validation runner changed ({len(runner)} files)")
+    return reasons
+
+
+def _how(before: dict[str, str], after: dict[str, str], name: str) -> str:
+    if name not in before:
+        return "added"
+    return "removed" if name not in after else "changed"
+
+
+def _label_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    return [f"label {name}: {before.get(name, '(none)')} -> {after.get(name, '(none)')}"
+            for name in sorted(before.keys() | after.keys())
+            if before.get(name) != after.get(name)]
