@@ -10,21 +10,24 @@ import click
 
 from ngc_builder import __version__
 from ngc_builder.build.osbase import Strategy
-from ngc_builder.commands.common import (
-    check_command,
-    ci_command,
-    guarded,
-    plan_command,
-    preflight_command,
-    release_command,
-    render_command,
-    report_command,
-    verify_command,
+from ngc_builder.commands.check import CheckOptions, check_command
+from ngc_builder.commands.ci import CiOptions, ci_command
+from ngc_builder.commands.guard import guarded
+from ngc_builder.commands.plan import PlanOptions, plan_command
+from ngc_builder.commands.preflight import PreflightOptions, preflight_command
+from ngc_builder.commands.rebuild import RebuildOptions, rebuild_command
+from ngc_builder.commands.release import ReleaseOptions, release_command
+from ngc_builder.commands.render import RenderOptions, render_command
+from ngc_builder.commands.report import ReportOptions, report_command
+from ngc_builder.commands.validate import (
+    ValidateHostOptions,
+    ValidateImageOptions,
+    validate_host_command,
+    validate_image_command,
 )
-from ngc_builder.commands.rebuild import rebuild_release
-from ngc_builder.pipeline.release import ReleaseOptions
+from ngc_builder.commands.verify import VerifyOptions, verify_command
 from ngc_builder.validate.baselines import DEFAULT_FILE as DEFAULT_BASELINES
-from ngc_builder.validate.host import HostBaselines, validate_host_command, validate_image_command
+from ngc_builder.validate.host import HostBaselines
 
 MANIFEST = click.argument("manifest", type=click.Path(path_type=Path))
 ROOT = click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
@@ -59,7 +62,8 @@ def main() -> None:
 @JSON
 def check(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> None:
     """Check a release manifest and its stacks; print every problem as file:line: field."""
-    sys.exit(guarded(lambda: check_command(manifest, root, offline, as_json)))
+    options = CheckOptions(manifest, root, offline, as_json)
+    sys.exit(guarded(lambda: check_command(options)))
 
 
 BUILD_DIR = click.option("--build-dir", type=click.Path(path_type=Path), default=Path("build"),
@@ -77,9 +81,8 @@ def plan(manifest: Path, root: Path | None, registry: str | None, ca_bundle: Pat
          build_dir: Path, as_json: bool) -> None:
     """Dry run: per image, build / reuse / skip and push / promote, and why (which input
     changed since the recorded build, what the registry already holds)."""
-    options = ReleaseOptions(manifest=manifest, root=root, registry=registry,
-                             ca_bundle=ca_bundle, build_dir=build_dir, stack_check=False)
-    sys.exit(guarded(lambda: plan_command(options, as_json)))
+    options = PlanOptions(manifest, root, registry, ca_bundle, build_dir, as_json)
+    sys.exit(guarded(lambda: plan_command(options)))
 
 
 @main.command()
@@ -92,7 +95,8 @@ def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: P
            as_json: bool) -> None:
     """Check through the registry API that every planned tag exists and points at the digest
     in the release record; a missing or moved tag exits 1."""
-    sys.exit(guarded(lambda: verify_command(manifest, root, registry, build_dir, as_json)))
+    options = VerifyOptions(manifest, root, registry, build_dir, as_json)
+    sys.exit(guarded(lambda: verify_command(options)))
 
 
 @main.command()
@@ -106,9 +110,8 @@ def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: P
 def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None, offline: bool,
            as_json: bool) -> None:
     """Render Dockerfiles and build contexts (byte-identical for the same input)."""
-    options = ReleaseOptions(manifest=manifest, root=root, ca_bundle=ca_bundle,
-                             stack_check=not offline)
-    sys.exit(guarded(lambda: render_command(options, out, as_json)))
+    options = RenderOptions(manifest, out, root, ca_bundle, offline, as_json)
+    sys.exit(guarded(lambda: render_command(options)))
 
 
 @main.command()
@@ -176,11 +179,13 @@ def validate(image: str | None, host: bool, framework: str | None, version: str 
     if host:
         assert framework is not None
         baselines = HostBaselines(baselines_file or root / DEFAULT_BASELINES, record_as)
-        sys.exit(guarded(lambda: validate_host_command(root, framework, version, python, out,
-                                                       junit, as_json, baselines)))
+        host_options = ValidateHostOptions(framework, python, root, version, out, junit,
+                                           as_json, baselines)
+        sys.exit(guarded(lambda: validate_host_command(host_options)))
     assert image is not None
-    chosen = baselines_file or root / DEFAULT_BASELINES
-    sys.exit(guarded(lambda: validate_image_command(image, manifest, out, junit, as_json, chosen)))
+    image_options = ValidateImageOptions(image, manifest, out, junit, as_json,
+                                         baselines_file or root / DEFAULT_BASELINES)
+    sys.exit(guarded(lambda: validate_image_command(image_options)))
 
 
 @main.command()
@@ -202,8 +207,9 @@ def report(manifest: Path, root: Path | None, build_dir: Path, out: Path, as_jso
     """Write the support matrix and the release notes (with the package diff against the
     previous release) from the release record, and archive the release; --json prints the
     record."""
-    sys.exit(guarded(lambda: report_command(manifest, root, build_dir, out, as_json,
-                                            notes or Path("docs/release-notes"), archive_dir)))
+    options = ReportOptions(manifest, root, build_dir, out, as_json,
+                            notes or Path("docs/release-notes"), archive_dir)
+    sys.exit(guarded(lambda: report_command(options)))
 
 
 @main.command()
@@ -221,9 +227,9 @@ def rebuild(release_id: str, archive_dir: Path, root: Path | None, registry: str
             build_dir: Path, fresh: bool, jobs: int, as_json: bool) -> None:
     """Rebuild a retired release from its archived manifest and the project files of its
     revision, to the same tags (moved on purpose); changed digests are noted in the archive."""
-    options = ReleaseOptions(manifest=Path(), root=root, registry=registry, build_dir=build_dir,
-                             jobs=jobs, reuse_published=not fresh, as_json=as_json)
-    sys.exit(guarded(lambda: rebuild_release(release_id, archive_dir, options)))
+    options = RebuildOptions(release_id, archive_dir, root, registry, build_dir, fresh, jobs,
+                             as_json)
+    sys.exit(guarded(lambda: rebuild_command(options)))
 
 
 @main.command()
@@ -235,7 +241,8 @@ def rebuild(release_id: str, archive_dir: Path, root: Path | None, registry: str
 def ci(manifest: Path, root: Path | None, out_dir: Path, check: bool) -> None:
     """Generate the monthly-build pipelines (GitHub Actions, GitLab CI): one job per image,
     needing its parent's job."""
-    sys.exit(guarded(lambda: ci_command(manifest, root, out_dir, check)))
+    options = CiOptions(manifest, root, out_dir, check)
+    sys.exit(guarded(lambda: ci_command(options)))
 
 
 @main.command()
@@ -248,4 +255,5 @@ def ci(manifest: Path, root: Path | None, out_dir: Path, check: bool) -> None:
 def preflight(min_driver: str | None, manifest: Path | None, junit: Path | None,
               as_json: bool) -> None:
     """T1 host preflight through NVML: driver, GPUs, ECC, remapped rows, clocks, processes."""
-    sys.exit(guarded(lambda: preflight_command(min_driver, manifest, junit, as_json)))
+    options = PreflightOptions(min_driver, manifest, junit, as_json)
+    sys.exit(guarded(lambda: preflight_command(options)))

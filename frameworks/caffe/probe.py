@@ -141,14 +141,6 @@ def cli_train(ctx: Any) -> str:
     return f"caffe train: {len(seen)} iterations, loss {seen[0]:.4f} -> {seen[-1]:.4f}, exit 0"
 
 
-def rel_error(actual: Any, reference: Any) -> float:
-    import numpy as np
-
-    ref = np.asarray(reference, dtype=np.float64)
-    diff = np.abs(np.asarray(actual, dtype=np.float64) - ref)
-    return float(diff.max() / max(float(np.abs(ref).max()), 1e-30))
-
-
 def conv3x3_same(x: Any, w: Any, b: Any) -> Any:
     """Reference NCHW 3x3 convolution, stride 1, zero padding 1, in float64."""
     import numpy as np
@@ -192,25 +184,14 @@ def forward(ctx: Any) -> str:
     ctx.evidence("output_shape", list(out.shape))
     if tuple(out.shape) != (2, 5):
         ctx.fail(f"fc output shape {tuple(out.shape)}, expected (2, 5)")
-    error = rel_error(out, reference)
-    ctx.evidence("rel_error", error)
-    if not error <= F32_TOLERANCE:  # written so that NaN fails too
-        ctx.fail(f"forward max error {error:.3g} of max |ref| exceeds {F32_TOLERANCE:g}")
+    error = ctx.compare("forward", out, reference, F32_TOLERANCE, key="rel_error")
     return f"conv+relu+fc forward {tuple(out.shape)} max rel error {error:.2e} vs numpy"
-
-
-def regression_data() -> tuple[Any, Any]:
-    import numpy as np
-
-    rng = np.random.default_rng(SEED)
-    x = rng.standard_normal((64, 8)).astype(np.float32)
-    w = rng.standard_normal((8, 1)).astype(np.float32)
-    return x, (x @ w + 0.01 * rng.standard_normal((64, 1))).astype(np.float32)
 
 
 def solver(ctx: Any, steps: int = 30) -> str:
     """pycaffe's SGDSolver trains a linear regression fed from Python; the loss must fall."""
     import caffe
+    import numpy as np
 
     caffe.set_mode_cpu()
     caffe.set_random_seed(SEED)
@@ -218,9 +199,9 @@ def solver(ctx: Any, steps: int = 30) -> str:
         net_file = write_prototxt(Path(folder), "net.prototxt", REGRESSION_NET)
         solver_text = f'net: "{net_file}"\nbase_lr: 0.1\nlr_policy: "fixed"\nmomentum: 0.9\n'
         sgd = caffe.SGDSolver(write_prototxt(Path(folder), "solver.prototxt", solver_text))
-    x, y = regression_data()
-    sgd.net.blobs["x"].data[...] = x
-    sgd.net.blobs["y"].data[...] = y
+    x, y = ctx.regression_data(features=8, samples=64, seed=SEED)
+    sgd.net.blobs["x"].data[...] = np.asarray(x, np.float32)
+    sgd.net.blobs["y"].data[...] = np.asarray(y, np.float32)
     seen = []
     for _ in range(steps):
         sgd.step(1)

@@ -62,14 +62,6 @@ def fc_net(name: str, inputs: dict[str, Any], device_option: Any = None) -> Any:
     return net
 
 
-def rel_error(actual: Any, reference: Any) -> float:
-    import numpy as np
-
-    ref = np.asarray(reference, dtype=np.float64)
-    diff = np.abs(np.asarray(actual, dtype=np.float64) - ref)
-    return float(diff.max() / max(float(np.abs(ref).max()), 1e-30))
-
-
 def run_and_compare(ctx: Any, name: str, device_option: Any = None) -> str:
     from caffe2.python import workspace
 
@@ -83,10 +75,7 @@ def run_and_compare(ctx: Any, name: str, device_option: Any = None) -> str:
     ctx.evidence("dtype", str(out.dtype))
     if tuple(out.shape) != expected.shape:
         ctx.fail(f"Y has shape {tuple(out.shape)}, expected {expected.shape}")
-    error = rel_error(out, expected)
-    ctx.evidence("rel_error", error)
-    if not error <= F32_TOLERANCE:  # written so that NaN fails too
-        ctx.fail(f"FC+Relu+Add: max error {error:.3g} of max |ref| exceeds {F32_TOLERANCE:g}")
+    error = ctx.compare("FC+Relu+Add", out, expected, F32_TOLERANCE, key="rel_error")
     return f"RunNetOnce FC+Relu+Add {out.shape} {out.dtype}: max rel error {error:.2e}"
 
 

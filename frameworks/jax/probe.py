@@ -53,23 +53,6 @@ def gemm_bf16(ctx: Any) -> str:
     return probe_jax_gpu.gemm_bf16(ctx, gpu_device(ctx))
 
 
-def rel_error(actual: Any, reference: Any) -> float:
-    import numpy as np
-
-    ref = np.asarray(reference, dtype=np.float64)
-    diff = np.abs(np.asarray(actual, dtype=np.float64) - ref)
-    return float(diff.max() / max(float(np.abs(ref).max()), 1e-30))
-
-
-def regression_data(features: int = 8, samples: int = 64) -> tuple[Any, Any]:
-    import numpy as np
-
-    rng = np.random.default_rng(SEED)
-    x = rng.standard_normal((samples, features)).astype(np.float32)
-    w = rng.standard_normal((features, 1)).astype(np.float32)
-    return x, (x @ w + 0.01 * rng.standard_normal((samples, 1))).astype(np.float32)
-
-
 def mlp_params(features: int, hidden: int = 16) -> dict[str, Any]:
     import numpy as np
 
@@ -97,8 +80,10 @@ def mse(params: dict[str, Any], x: Any, y: Any, dtype: Any = None) -> Any:
 def train(ctx: Any, device: Any, steps: int = 30, dtype: Any = None, lr: float = 0.05) -> str:
     """A few jitted SGD steps on ``device``; the loss must fall."""
     import jax
+    import numpy as np
 
-    x, y = (jax.device_put(a, device) for a in regression_data())
+    data = ctx.regression_data(seed=SEED)
+    x, y = (jax.device_put(np.asarray(a, np.float32), device) for a in data)
     params = jax.device_put(mlp_params(x.shape[1]), device)
     grad = jax.jit(jax.value_and_grad(lambda p: mse(p, x, y, dtype)))
     first, last = None, None
@@ -151,18 +136,7 @@ def bf16_matmul(ctx: Any) -> str:
         jax.device_put(a.astype(np.float32), cpu).astype(jnp.bfloat16),
         jax.device_put(b.astype(np.float32), cpu).astype(jnp.bfloat16),
     )
-    return compare(ctx, "bf16 matmul", out, a @ b, BF16_TOLERANCE, str(out.dtype))
-
-
-def compare(
-    ctx: Any, what: str, actual: Any, reference: Any, tolerance: float, detail: str = ""
-) -> str:
-    error = rel_error(actual, reference)
-    ctx.evidence("rel_error", error)
-    ctx.evidence("tolerance", tolerance)
-    if not error <= tolerance:  # written so that NaN fails too
-        ctx.fail(f"{what}: max error {error:.3g} of max |ref| exceeds {tolerance:g}")
-    return f"{what} {detail} max rel error {error:.2e} <= {tolerance:g}".replace("  ", " ")
+    return ctx.assert_close(f"bf16 matmul {out.dtype}", out, a @ b, BF16_TOLERANCE)
 
 
 def gpu_device(ctx: Any) -> Any:
@@ -194,7 +168,7 @@ def gpu_tensor_op(ctx: Any) -> str:
     platforms = sorted(d.platform for d in out.devices())
     if platforms != ["gpu"]:
         ctx.cpu_fallback(f"matmul result lives on {platforms}")
-    return compare(ctx, "f32 matmul on " + str(device), out, a @ b, F32_GPU_TOLERANCE)
+    return ctx.assert_close(f"f32 matmul on {device}", out, a @ b, F32_GPU_TOLERANCE)
 
 
 def conv(x: Any, w: Any) -> Any:
@@ -223,9 +197,7 @@ def gpu_conv(ctx: Any) -> str:
     on_gpu = conv(jax.device_put(x, device), jax.device_put(w, device))
     cpu = jax.devices("cpu")[0]
     on_cpu = conv(jax.device_put(x, cpu), jax.device_put(w, cpu))
-    return compare(
-        ctx, "dilated conv GPU vs CPU", np.asarray(on_gpu), np.asarray(on_cpu), CONV_TOLERANCE
-    )
+    return ctx.assert_close("dilated conv GPU vs CPU", on_gpu, on_cpu, CONV_TOLERANCE)
 
 
 def gpu_amp_step(ctx: Any) -> str:

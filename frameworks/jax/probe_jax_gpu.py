@@ -34,12 +34,8 @@ def precision_matrix(ctx: Any, device: Any) -> str:
         out = jnp.matmul(x, y, precision=getattr(jax.lax.Precision, precision))
         if {d.platform for d in out.devices()} != {device.platform}:
             ctx.cpu_fallback(f"{name} matmul ran on {out.devices()}, not {device}")
-        diff = np.abs(np.asarray(out, dtype=np.float64) - reference).max()
-        worst[name] = float(diff / np.abs(reference).max())
-        ctx.evidence(f"{name}.matmul_rel_error", worst[name])
-        if not worst[name] <= tolerance:
-            ctx.fail(f"{name} matmul on {device}: max error {worst[name]:.3g} of max |ref| "
-                     f"exceeds {tolerance:g}")
+        worst[name] = ctx.compare(f"{name} matmul on {device}", out, reference, tolerance,
+                                  key=f"{name}.matmul_rel_error")
     return "matmul max rel error vs float64: " + ", ".join(
         f"{name} {error:.1e} (<= {PRECISIONS[name][2]:g})" for name, error in worst.items())
 

@@ -48,34 +48,6 @@ def build_features(ctx: Any) -> str:
     return f"MXNet built with {', '.join(wanted) or 'none of CUDA/CUDNN/NCCL/MKLDNN'}"
 
 
-def rel_error(actual: Any, reference: Any) -> float:
-    import numpy as np
-
-    ref = np.asarray(reference, dtype=np.float64)
-    diff = np.abs(np.asarray(actual, dtype=np.float64) - ref)
-    return float(diff.max() / max(float(np.abs(ref).max()), 1e-30))
-
-
-def compare(ctx: Any, what: str, actual: Any, reference: Any, tolerance: float) -> str:
-    error = rel_error(actual, reference)
-    ctx.evidence("rel_error", error)
-    ctx.evidence("tolerance", tolerance)
-    if not error <= tolerance:  # written so that NaN fails too
-        ctx.fail(f"{what}: max error {error:.3g} of max |ref| exceeds {tolerance:g}")
-    return f"{what}: max rel error {error:.2e} <= {tolerance:g}"
-
-
-def regression_data(device: Any, features: int = 8, samples: int = 64) -> tuple[Any, Any]:
-    import mxnet as mx
-    import numpy as np
-
-    rng = np.random.default_rng(SEED)
-    x = rng.standard_normal((samples, features)).astype(np.float32)
-    w = rng.standard_normal((features, 1)).astype(np.float32)
-    y = (x @ w + 0.01 * rng.standard_normal((samples, 1))).astype(np.float32)
-    return mx.nd.array(x, ctx=device), mx.nd.array(y, ctx=device)
-
-
 def mlp(device: Any) -> Any:
     import mxnet as mx
     from mxnet import gluon
@@ -95,7 +67,7 @@ def train(ctx: Any, device: Any, steps: int = 30, lr: float = 0.1, amp: bool = F
     from mxnet import autograd, gluon
 
     mx.random.seed(SEED, ctx="all")
-    x, y = regression_data(device)
+    x, y = (mx.nd.array(a, ctx=device, dtype=np.float32) for a in ctx.regression_data(seed=SEED))
     net = mlp(device)
     loss_fn = gluon.loss.L2Loss()
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": lr})
@@ -180,7 +152,7 @@ def onnx_export(ctx: Any) -> str:
     ctx.evidence("ir_version", model.ir_version)
     ctx.evidence("opset", [f"{o.domain or 'ai.onnx'}:{o.version}" for o in model.opset_import])
     ctx.evidence("ops", sorted({node.op_type for node in model.graph.node}))
-    return compare(ctx, "ONNX Runtime vs MXNet", actual, expected, ONNX_TOLERANCE)
+    return ctx.assert_close("ONNX Runtime vs MXNet", actual, expected, ONNX_TOLERANCE)
 
 
 def compute_capability(device_id: int) -> str:
@@ -241,8 +213,8 @@ def gpu_conv(ctx: Any) -> str:
     on_gpu = conv(device)
     if on_gpu.context != device:
         ctx.cpu_fallback(f"convolution result lives on {on_gpu.context}")
-    return compare(ctx, "dilated conv GPU vs CPU", on_gpu.asnumpy(), conv(mx.cpu()).asnumpy(),
-                   CONV_TOLERANCE)
+    return ctx.assert_close("dilated conv GPU vs CPU", on_gpu.asnumpy(),
+                            conv(mx.cpu()).asnumpy(), CONV_TOLERANCE)
 
 
 def gpu_amp_step(ctx: Any) -> str:

@@ -26,7 +26,6 @@ from probe_pytorch_lib import (
     ONNX_TOLERANCE,
     SEED,
     check_cuda_minor_compat,
-    compare,
     compare_parts,
     conv_fwd_bwd,
     cudnn_version,
@@ -183,5 +182,5 @@ def onnx_export(ctx: Any) -> str:
         (out,) = session.run(None, {session.get_inputs()[0].name: fresh.numpy()})
     with torch.no_grad():
         expected = model(fresh)
-    error = compare(ctx, "onnxruntime_vs_torch", torch.from_numpy(out), expected, ONNX_TOLERANCE)
+    error = ctx.compare("onnxruntime_vs_torch", out, expected, ONNX_TOLERANCE)
     return f"exported {len(ops)} op types, onnxruntime vs torch max rel error {error:.2e}"

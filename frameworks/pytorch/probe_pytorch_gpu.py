@@ -8,7 +8,6 @@ from probe_pytorch_lib import (
     CUDNN_TOLERANCE,
     F32_TOLERANCE,
     SEED,
-    compare,
     compare_parts,
     conv_fwd_bwd,
     cudnn_version,
@@ -26,7 +25,7 @@ def gpu_tensor_op(ctx: Any) -> str:
         out = a.float().cuda() @ b.float().cuda()
     if out.device.type != "cuda":
         ctx.cpu_fallback(f"matmul result lives on {out.device}")
-    error = compare(ctx, "matmul", out, a @ b, F32_TOLERANCE)
+    error = ctx.compare("matmul", out, a @ b, F32_TOLERANCE)
     return f"f32 matmul on {torch.cuda.get_device_name(0)} max rel error {error:.2e}"
 
 

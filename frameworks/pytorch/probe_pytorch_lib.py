@@ -25,20 +25,6 @@ F64_TOLERANCE = 1e-10  # two float64 formulations of the same conv
 ONNX_TOLERANCE = 1e-4  # onnxruntime's CPU kernels against torch's, both float32
 
 
-def rel_error(actual: Any, reference: Any) -> float:
-    ref = reference.detach().double().cpu()
-    diff = (actual.detach().double().cpu() - ref).abs().max().item()
-    return float(diff / max(ref.abs().max().item(), 1e-30))
-
-
-def compare(ctx: Any, what: str, actual: Any, reference: Any, tolerance: float) -> float:
-    error = rel_error(actual, reference)
-    ctx.evidence(f"{what}_rel_error", error)
-    if not error <= tolerance:  # written so that NaN fails too
-        ctx.fail(f"{what}: max error {error:.3g} of max |ref| exceeds {tolerance:g}")
-    return error
-
-
 def small_cnn() -> Any:
     """Conv + dilated conv + linear head: exercises the conv kernels cuDNN provides on GPU."""
     import torch
@@ -208,7 +194,7 @@ def dilate(w: Any, dilation: int) -> Any:
 
 def compare_parts(ctx: Any, prefix: str, actual: Any, reference: Any, tolerance: float) -> float:
     return max(
-        compare(ctx, f"{prefix}.{part}", a, r, tolerance)
+        ctx.compare(f"{prefix}.{part}", a, r, tolerance)
         for part, a, r in zip(CONV_PARTS, actual, reference, strict=True)
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from probe_pytorch_lib import SEED, compare, require_cuda, tf32_mode
+from probe_pytorch_lib import SEED, require_cuda, tf32_mode
 
 # name -> (dtype name, TF32 on, tolerance as max |err| / max |ref| against float64 on the CPU).
 # The error is dominated by rounding the inputs: 2^-24 (fp32), 2^-11 (tf32, fp16), 2^-8 (bf16)
@@ -37,7 +37,7 @@ def precision_matrix(ctx: Any, torch: Any, device: str) -> str:
         for op, result in results.items():
             if result.device.type != torch.device(device).type:
                 ctx.cpu_fallback(f"{name} {op} ran on {result.device}, not {device}")
-            error = compare(ctx, f"{name}.{op}", result, references[op], tolerance)
+            error = ctx.compare(f"{name}.{op}", result, references[op], tolerance)
             worst[name] = max(worst.get(name, 0.0), error)
     return "max rel error vs float64: " + ", ".join(
         f"{name} {error:.1e} (<= {PRECISIONS[name][2]:g})" for name, error in worst.items())

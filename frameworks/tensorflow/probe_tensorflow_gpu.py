@@ -14,7 +14,6 @@ from probe_tensorflow_lib import (
     F32_TOLERANCE,
     GPU,
     SEED,
-    compare,
     conv_inputs,
     dilated_conv,
     kernel_source,
@@ -87,7 +86,7 @@ def gpu_matmul(ctx: Any) -> str:
     with no_tf32(tf), tf.device(GPU):
         out = tf.matmul(tf.constant(a, tf.float32), tf.constant(b, tf.float32))
     on_gpu(ctx, "matmul", out)
-    error = compare(ctx, "matmul", out.numpy(), a @ b, F32_TOLERANCE)
+    error = ctx.compare("matmul", out.numpy(), a @ b, F32_TOLERANCE)
     return f"f32 matmul on {out.device} vs float64 CPU reference: max rel error {error:.2e}"
 
 
@@ -120,7 +119,7 @@ def gpu_dilated_conv(ctx: Any) -> str:
         grad = conv_weight_grad(tf, x, w, GPU, CONV_DILATIONS)
         on_gpu(ctx, "grad_weight", grad)
         reference = reference_weight_grad(tf, x, w)
-    grad_error = compare(ctx, "grad_weight", grad.numpy(), reference, F32_TOLERANCE * 10)
+    grad_error = ctx.compare("grad_weight", grad.numpy(), reference, F32_TOLERANCE * 10)
     return (
         f"conv2d dilations={CONV_DILATIONS} on {out.device}: forward max rel error {error:.2e}, "
         f"weight gradient vs CPU spread kernel {grad_error:.2e}"

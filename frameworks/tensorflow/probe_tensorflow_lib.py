@@ -45,22 +45,6 @@ def load_tf() -> Any:
     return tf
 
 
-def rel_error(actual: Any, reference: Any) -> float:
-    import numpy as np
-
-    ref = np.asarray(reference, dtype=np.float64)
-    diff = np.abs(np.asarray(actual, dtype=np.float64) - ref)
-    return float(diff.max() / max(float(np.abs(ref).max()), 1e-30))
-
-
-def compare(ctx: Any, what: str, actual: Any, reference: Any, tolerance: float) -> float:
-    error = rel_error(actual, reference)
-    ctx.evidence(f"{what}_rel_error", error)
-    if not error <= tolerance:  # written so that NaN fails too
-        ctx.fail(f"{what}: max error {error:.3g} of max |ref| exceeds {tolerance:g}")
-    return error
-
-
 def major(version: object) -> str:
     return str(version).split(".")[0]
 
@@ -83,15 +67,6 @@ def kernel_source(capabilities: list[str], device: tuple[int, int]) -> str | Non
         if kind == "compute" and int(number) <= wanted:
             ptx.append(int(number))
     return f"PTX JIT from compute_{max(ptx)}" if ptx else None
-
-
-def regression_data(features: int = 8, samples: int = 64) -> tuple[Any, Any]:
-    import numpy as np
-
-    rng = np.random.default_rng(SEED)
-    x = rng.standard_normal((samples, features)).astype(np.float32)
-    w = rng.standard_normal((features, 1)).astype(np.float32)
-    return x, (x @ w + 0.01 * rng.standard_normal((samples, 1))).astype(np.float32)
 
 
 def mixed_model(tf: Any, features: int) -> Any:
@@ -126,15 +101,15 @@ def check_policy(ctx: Any, model: Any) -> None:
 def train_mixed(ctx: Any, device: str) -> tuple[list[float], str]:
     """A few loss-scaled SGD steps (tf.GradientTape + LossScaleOptimizer) pinned to ``device``."""
     tf = load_tf()
-    x, y = regression_data()
+    x, y = ctx.regression_data(seed=SEED)
     with tf.device(device):
-        model = mixed_model(tf, x.shape[1])
+        model = mixed_model(tf, len(x[0]))
         check_policy(ctx, model)
         optimizer = tf.keras.mixed_precision.LossScaleOptimizer(
             tf.keras.optimizers.SGD(learning_rate=0.05)
         )
         optimizer.build(model.trainable_variables)  # variables made outside the traced step
-        x, y = tf.constant(x), tf.constant(y)
+        x, y = tf.constant(x, tf.float32), tf.constant(y, tf.float32)
 
         @tf.function
         def step() -> Any:
@@ -221,7 +196,7 @@ def dilated_conv(ctx: Any, device: str) -> tuple[Any, float]:
     if tuple(dilated.shape) != reference.shape:
         ctx.fail(f"output shape {tuple(dilated.shape)}, expected {reference.shape} ('SAME')")
     error = max(
-        compare(ctx, "vs_numpy", dilated.numpy(), reference, F32_TOLERANCE),
-        compare(ctx, "vs_spread_kernel", dilated.numpy(), spread.numpy(), F32_TOLERANCE),
+        ctx.compare("vs_numpy", dilated.numpy(), reference, F32_TOLERANCE),
+        ctx.compare("vs_spread_kernel", dilated.numpy(), spread.numpy(), F32_TOLERANCE),
     )
     return dilated, error

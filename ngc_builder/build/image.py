@@ -1,4 +1,5 @@
-"""Stage 4, build: one image through the engine's streamed build API."""
+"""Build: one image through the engine's streamed build API, with the labels that say what
+it was built from and where."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import docker.errors
 import requests
@@ -14,6 +14,7 @@ import requests
 from ngc_builder.errors import StepError
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.render.contexts import RenderedImage
+from ngc_builder.services.engine import KEY_LABEL, Engine
 from ngc_builder.services.streams import LineSink, StreamError, consume_build
 
 
@@ -22,9 +23,6 @@ class BuildOutcome:
     image_id: str
     seconds: float
     size_bytes: int
-
-
-KEY_LABEL = "org.ngc-builder.key"
 
 
 def build_labels(
@@ -37,19 +35,6 @@ def build_labels(
         "org.opencontainers.image.revision": revision,
         "org.opencontainers.image.source": source,
     }
-
-
-def find_built(client: Any, key: str) -> dict[str, Any] | None:
-    """A local image already built from exactly this content key, from any earlier run.
-
-    Reusing it (instead of letting the engine rebuild from its cache) keeps the image ID, and so
-    the cache of every image built on it: a fresh `created` label would change both.
-    """
-    try:
-        found = client.api.images(filters={"label": f"{KEY_LABEL}={key}"})
-    except (docker.errors.DockerException, requests.RequestException):
-        return None
-    return dict(found[0]) if found else None
 
 
 def project_revision(root: Path) -> str:
@@ -74,18 +59,18 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def build_image(
-    client: Any, rendered: RenderedImage, context_dir: Path, labels: dict[str, str],
+    engine: Engine, rendered: RenderedImage, context_dir: Path, labels: dict[str, str],
     sink: LineSink, nocache: bool = False,
 ) -> BuildOutcome:
     """Build `context_dir` as the candidate's local ref; StepError names image and error."""
     spec = rendered.spec
     started = time.monotonic()
     try:
-        stream = client.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
+        stream = engine.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
                                   rm=True, forcerm=True, pull=False, decode=True,
                                   nocache=nocache)
         image_id = consume_build(stream, sink)
-        size = int(client.api.inspect_image(image_id)["Size"])
+        size = int(engine.api.inspect_image(image_id)["Size"])
     except StreamError as exc:
         raise StepError(spec.name, "build", str(exc)) from None
     except docker.errors.APIError as exc:

@@ -12,14 +12,14 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import docker.errors
 import docker.utils
 
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.models import BaseImage
-from ngc_builder.services.engine import image_exists
+from ngc_builder.services.engine import Engine, image_exists
 from ngc_builder.services.streams import LineSink, StreamError, consume_pull
 
 Strategy = Literal["auto", "pull", "bootstrap"]
@@ -28,31 +28,32 @@ PATH_ENV = "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 
 
 def ensure_os_image(
-    client: Any, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink
+    engine: Engine, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink
 ) -> str:
     """Return the ID of the OS image at `ref`, obtaining it if the engine lacks it."""
-    return obtain_os_image(client, base, ref, strategy, sink)[0]
+    return obtain_os_image(engine, base, ref, strategy, sink)[0]
 
 
 def obtain_os_image(
-    client: Any, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink
+    engine: Engine, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink
 ) -> tuple[str, str]:
     """The OS image's ID and how this run got it: already present, pulled, or bootstrapped."""
-    present = image_exists(client, ref)
+    present = image_exists(engine, ref)
     if not present:
-        _obtain(client, base, ref, strategy, sink)
-    info = client.api.inspect_image(ref)
+        _obtain(engine, base, ref, strategy, sink)
+    info = engine.api.inspect_image(ref)
     labels = (info.get("Config") or {}).get("Labels") or {}
     origin = labels.get("org.ngc-builder.os-origin", "pulled")
     return str(info["Id"]), "already present" if present else origin
 
 
-def _obtain(client: Any, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink) -> None:
+def _obtain(engine: Engine, base: BaseImage, ref: str, strategy: Strategy,
+            sink: LineSink) -> None:
     if strategy == "pull" and not base.pull:
         raise StepError("os-base", "pull", f"{base.name} has no 'pull' reference")
     if strategy in ("auto", "pull") and base.pull:
         try:
-            _pull(client, base.pull, ref, sink)
+            _pull(engine, base.pull, ref, sink)
             return
         except StepError as exc:
             if strategy == "pull" or base.bootstrap is None:
@@ -60,17 +61,17 @@ def _obtain(client: Any, base: BaseImage, ref: str, strategy: Strategy, sink: Li
             sink(f"pull failed ({exc.message}); bootstrapping {base.name} instead")
     if base.bootstrap is None:
         raise StepError("os-base", "bootstrap", f"{base.name} has no bootstrap section")
-    bootstrap(client, base, ref, sink)
+    bootstrap(engine, base, ref, sink)
 
 
-def _pull(client: Any, source: str, ref: str, sink: LineSink) -> None:
+def _pull(engine: Engine, source: str, ref: str, sink: LineSink) -> None:
     # "host:5000/debian" has a colon that is not a tag: let docker-py split the reference.
     repository, tag = docker.utils.parse_repository_tag(source)
     tag = tag or "latest"
     pulled = f"{repository}@{tag}" if tag.startswith("sha256:") else f"{repository}:{tag}"
     try:
-        consume_pull(client.api.pull(repository, tag=tag, stream=True, decode=True), sink)
-        client.api.tag(pulled, *ref.split(":", 1))
+        consume_pull(engine.api.pull(repository, tag=tag, stream=True, decode=True), sink)
+        engine.api.tag(pulled, *ref.split(":", 1))
     except (StreamError, docker.errors.APIError) as exc:
         raise StepError("os-base", f"pull {source}", _first_line(exc)) from None
 
@@ -96,7 +97,7 @@ def _first_mirror(text: str) -> str | None:
     return None
 
 
-def bootstrap(client: Any, base: BaseImage, ref: str, sink: LineSink) -> None:
+def bootstrap(engine: Engine, base: BaseImage, ref: str, sink: LineSink) -> None:
     assert base.bootstrap is not None
     mirror = base.bootstrap.mirror or host_debian_mirror()
     if mirror is None:
@@ -113,7 +114,7 @@ def bootstrap(client: Any, base: BaseImage, ref: str, sink: LineSink) -> None:
         _trim(rootfs)
         tarball = Path(scratch) / "rootfs.tar"
         _run(["tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(tarball), "."], "tar", sink)
-        _import(client, tarball, ref, f"debootstrap {base.bootstrap.suite}")
+        _import(engine, tarball, ref, f"debootstrap {base.bootstrap.suite}")
 
 
 def _trim(rootfs: Path) -> None:
@@ -124,11 +125,11 @@ def _trim(rootfs: Path) -> None:
                 item.unlink()
 
 
-def _import(client: Any, tarball: Path, ref: str, origin: str) -> None:
+def _import(engine: Engine, tarball: Path, ref: str, origin: str) -> None:
     repository, tag = ref.split(":", 1)
     changes = [PATH_ENV, 'CMD ["/bin/bash"]', f'LABEL org.ngc-builder.os-origin="{origin}"']
     try:
-        client.api.import_image_from_file(str(tarball), repository=repository, tag=tag,
+        engine.api.import_image_from_file(str(tarball), repository=repository, tag=tag,
                                           changes=changes)
     except docker.errors.APIError as exc:
         raise StepError("os-base", "docker import", _first_line(exc)) from None

@@ -7,19 +7,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import docker.errors
 import requests
 
 from ngc_builder.errors import StepError
+from ngc_builder.services.engine import Engine
 
 PIP_LIST = ["python", "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]
 DPKG_LIST = ["dpkg-query", "-W", "-f=${Package}\t${Version}\n"]
 
 
-def _run(client: Any, image_id: str, command: list[str]) -> str:
-    container = client.containers.create(image_id, command, network_disabled=True,
+def _run(engine: Engine, image_id: str, command: list[str]) -> str:
+    container = engine.containers.create(image_id, command, network_disabled=True,
                                          entrypoint=[])
     try:
         container.start()
@@ -32,11 +32,11 @@ def _run(client: Any, image_id: str, command: list[str]) -> str:
     return str(output)
 
 
-def collect(client: Any, image_id: str, path: Path) -> Path:
+def collect(engine: Engine, image_id: str, path: Path) -> Path:
     """Write {"pip": {name: version}, "dpkg": {name: version}} for the image to ``path``."""
     try:
-        pip = {p["name"]: p["version"] for p in json.loads(_run(client, image_id, PIP_LIST))}
-        dpkg = dict(line.split("\t", 1) for line in _run(client, image_id, DPKG_LIST).splitlines()
+        pip = {p["name"]: p["version"] for p in json.loads(_run(engine, image_id, PIP_LIST))}
+        dpkg = dict(line.split("\t", 1) for line in _run(engine, image_id, DPKG_LIST).splitlines()
                     if "\t" in line)
     except (RuntimeError, ValueError, docker.errors.DockerException,
             requests.RequestException) as exc:

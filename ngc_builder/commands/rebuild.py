@@ -1,22 +1,43 @@
-"""`rebuild YY.MM`: an earlier release again, from its archived manifest and the project files
-of the revision it was built from (a git worktree), to the same tags. Release tags are moved
-on purpose (forced), and every digest that changed is noted in the archive."""
+"""`ngc-builder rebuild YY.MM`: an earlier release again, from its archived manifest and the
+project files of the revision it was built from (a git worktree), to the same tags. Release
+tags are moved on purpose (forced), and every digest that changed is noted in the archive."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import tempfile
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.pipeline.release import ReleaseOptions, run_release
 from ngc_builder.records import archive
 from ngc_builder.records.record import load_record, now, record_path
 
 
-def rebuild_release(release: str, archive_dir: Path, options: ReleaseOptions) -> int:
+@dataclass(frozen=True)
+class RebuildOptions:
+    release: str  # YY.MM of an archived release
+    archive_dir: Path = Path("archive")
+    root: Path | None = None
+    registry: str | None = None
+    build_dir: Path = Path("build")
+    fresh: bool = False  # build every image anew, even those the registry still holds
+    jobs: int = 2
+    as_json: bool = False
+
+
+Checkout = Callable[[Path, "str | None", Path], Path]  # root, revision, target -> tree
+
+
+def rebuild_command(options: RebuildOptions,
+                    release_run: Callable[[ReleaseOptions], int] = release_command,
+                    checkout: Checkout | None = None, clock: Callable[[], str] = now) -> int:
+    """`release_run`, `checkout`, `clock`: the release run, the git worktree and the time
+    (tests hand in their own)."""
+    release, archive_dir = options.release, options.archive_dir
     archived = archive.load(archive_dir, release)
     if archived is None:
         raise InputError([Problem(str(archive.release_dir(archive_dir, release)), 1,
@@ -25,24 +46,33 @@ def rebuild_release(release: str, archive_dir: Path, options: ReleaseOptions) ->
     manifest = (archive.release_dir(archive_dir, release) / archive.MANIFEST_NAME).resolve()
     root = (options.root or Path.cwd()).resolve()
     with tempfile.TemporaryDirectory(prefix=f"ngc-rebuild-{release}-") as scratch:
-        tree = _checkout(root, archived.revision, Path(scratch) / "tree")
-        code = run_release(replace(options, manifest=manifest, root=tree, force=True,
-                                   build_dir=options.build_dir / f"rebuild-{release}"))
+        tree = (checkout or checkout_revision)(root, archived.revision, Path(scratch) / "tree")
+        code = release_run(ReleaseOptions(
+            manifest=manifest, root=tree, registry=options.registry, force=True,
+            build_dir=options.build_dir / f"rebuild-{release}", jobs=options.jobs,
+            reuse_published=not options.fresh, as_json=options.as_json))
         _forget(root, tree)
+    _note_moves(options, archived, clock)
+    return code
+
+
+def _note_moves(options: RebuildOptions, archived: archive.ArchivedRelease,
+                clock: Callable[[], str]) -> None:
+    """Every image whose digest the rebuild changed, noted in the archive and printed."""
+    release, archive_dir = options.release, options.archive_dir
     record = load_record(record_path(options.build_dir / f"rebuild-{release}", release))
     if record is not None:
         moves = [{"image": name, "old": archived.images[name].digest or "",
-                  "new": image.push.digest or "", "at": now()}
+                  "new": image.push.digest or "", "at": clock()}
                  for name, image in record.images.items()
                  if name in archived.images and image.push.digest
                  and image.push.digest != archived.images[name].digest]
         archive.note_rebuild(archive_dir, release, moves)
         for move in moves:
             print(f"{move['image']}: {move['old']} -> {move['new']}")
-    return code
 
 
-def _checkout(root: Path, revision: str | None, target: Path) -> Path:
+def checkout_revision(root: Path, revision: str | None, target: Path) -> Path:
     """The project files as they were at ``revision``, else (with a warning) as they are."""
     commit = (revision or "").removesuffix("-dirty")
     top = _git(root, "rev-parse", "--show-toplevel")

@@ -15,7 +15,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from ngc_builder.build.sizegate import parse_size
+from ngc_builder.manifest.sizes import parse_size
+from ngc_builder.services.registry import REGISTRY_RE
 
 NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
 DEBIAN_PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]{1,80}")
@@ -23,9 +24,6 @@ PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
 VERSION_RE = re.compile(r"[0-9]+(\.[0-9]+)*([.+_-]?[A-Za-z0-9]+)*")
 MAJOR_MINOR_RE = re.compile(r"[0-9]+\.[0-9]+")
 RELEASE_RE = re.compile(r"[0-9]{2}\.(0[1-9]|1[0-2])")
-REGISTRY_RE = re.compile(
-    r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
-)
 IMAGE_REF_RE = re.compile(r"[a-z0-9][a-z0-9._/:-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?")
 URL_RE = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+")
 REASON_RE = re.compile(r"[^\n\r]{1,400}")

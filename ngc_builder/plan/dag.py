@@ -1,4 +1,5 @@
-"""Stage 2, plan: the release as a DAG of images (base -> cuda-<stack> -> frameworks)."""
+"""Plan: the release as a DAG of images (base -> cuda-<stack> -> frameworks), with the
+registry they are published to."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Literal
 from ngc_builder.manifest.drivers import minimum_driver
 from ngc_builder.manifest.load import LoadedRelease, base_name_of_image, base_name_of_stack
 from ngc_builder.manifest.models import BaseImage, CudaStack, ImageEntry
+from ngc_builder.services.registry import Registry, parse_registry, repository
 
 LABEL_PREFIX = "org.ngc-builder"
 LOCAL_NAMESPACE = "ngc-local"
@@ -37,17 +39,17 @@ class ImageSpec:
         carries the render digest, so two releases never overwrite each other's parents."""
         return f"{LOCAL_NAMESPACE}/{self.name}:{self.tag}-{render_digest[:12]}"
 
-    def remote_repository(self, registry: str) -> str:
-        return f"{registry.rstrip('/')}/{self.name}"
+    def remote_repository(self, registry: Registry) -> str:
+        return repository(registry, self.name)
 
-    def remote_ref(self, registry: str) -> str:
+    def remote_ref(self, registry: Registry) -> str:
         return f"{self.remote_repository(registry)}:{self.tag}"
 
 
 @dataclass(frozen=True)
 class ReleasePlan:
     release: str
-    registry: str
+    registry: Registry  # parsed once; every registry call of the run goes through it
     os_refs: dict[str, str]
     images: list[ImageSpec]
 
@@ -80,7 +82,8 @@ def base_image_name(loaded: LoadedRelease, base_name: str) -> str:
     return "base" if base_name == loaded.release.base else f"base-{base_name}"
 
 
-def plan_release(loaded: LoadedRelease, registry: str | None = None) -> ReleasePlan:
+def plan_release(loaded: LoadedRelease, registry: Registry | None = None) -> ReleasePlan:
+    """The DAG of the release, published to `registry` (default: the manifest's)."""
     release = loaded.release
     used = _used_bases(loaded)
     images = [_base_spec(loaded, name) for name in used]
@@ -88,7 +91,8 @@ def plan_release(loaded: LoadedRelease, registry: str | None = None) -> ReleaseP
     images += [_cuda_spec(loaded, name, release.cuda_stacks[name]) for name in stacks]
     images += [_framework_spec(loaded, entry) for entry in release.images]
     os_refs = {name: os_ref(loaded.bases[name]) for name in used}
-    return ReleasePlan(release.release, registry or release.registry, os_refs, images)
+    chosen = registry or parse_registry(release.registry)  # the manifest's was checked on load
+    return ReleasePlan(release.release, chosen, os_refs, images)
 
 
 def _used_bases(loaded: LoadedRelease) -> list[str]:

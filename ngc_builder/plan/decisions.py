@@ -1,4 +1,4 @@
-"""`plan`: what a release run would do for each image (build / reuse / skip, push / promote)
+"""Decisions: what a release run would do for each image (build / reuse / skip, push / promote)
 and why: which input changed since the recorded build, or which tag the registry holds."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
-from ngc_builder.build.image import find_built
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 from ngc_builder.records.record import ReleaseRecord
 from ngc_builder.render.keys import ImageKey, changes
-from ngc_builder.services.registry import RegistryError, manifest_digest
+from ngc_builder.services.engine import Engine, find_built
+from ngc_builder.services.registry import RegistryError
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,11 @@ class Decision:
 
 
 def decide(plan: ReleasePlan, keys: dict[str, ImageKey], record: ReleaseRecord | None,
-           client: Any | None) -> list[Decision]:
+           engine: Engine | None) -> list[Decision]:
     building: set[str] = set()
     decisions = []
     for spec in plan.images:
-        decision = _decide(plan, spec, keys[spec.name], record, client, building)
+        decision = _decide(plan, spec, keys[spec.name], record, engine, building)
         if decision.build != "skip":
             building.add(spec.name)
         decisions.append(decision)
@@ -41,12 +41,12 @@ def decide(plan: ReleasePlan, keys: dict[str, ImageKey], record: ReleaseRecord |
 
 
 def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRecord | None,
-            client: Any | None, building: set[str]) -> Decision:
+            engine: Engine | None, building: set[str]) -> Decision:
     made = partial(Decision, spec.name, spec.remote_ref(plan.registry),
                    spec.parent or plan.os_ref(spec), key.key)
     try:
-        published = manifest_digest(plan.registry, spec.name, key.tag)
-        release_tag = manifest_digest(plan.registry, spec.name, spec.tag)
+        published = plan.registry.manifest_digest(spec.name, key.tag)
+        release_tag = plan.registry.manifest_digest(spec.name, spec.tag)
     except RegistryError as exc:
         return made("build", "push+promote",
                     [f"registry unreachable, cannot tell what it holds: {exc}"])
@@ -56,7 +56,7 @@ def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRe
     reasons = changes(previous.build.inputs if previous else None, key, spec.parent)
     if spec.parent in building and not any(r.startswith("parent") for r in reasons):
         reasons.insert(0, f"parent {spec.parent} is being built")
-    local = client is not None and find_built(client, key.key) is not None
+    local = engine is not None and find_built(engine, key.key) is not None
     how = "reuse" if local else "build"
     if local:
         reasons = ["a local image was built from this key earlier", *reasons]

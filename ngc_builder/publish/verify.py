@@ -1,4 +1,4 @@
-"""`verify`: every planned tag exists in the registry and points at the recorded digest."""
+"""Verify: every planned tag exists in the registry and points at the recorded digest."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
-from ngc_builder.services.registry import RegistryError, manifest_digest
+from ngc_builder.services.registry import RegistryError
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str]) ->
 
 def _check(plan: ReleasePlan, name: str, tag: str, expected: str | None) -> TagCheck:
     try:
-        found = manifest_digest(plan.registry, name, tag)
+        found = plan.registry.manifest_digest(name, tag)
     except RegistryError as exc:
         return TagCheck(name, tag, expected, None, f"registry: {exc}")
     if expected is None:

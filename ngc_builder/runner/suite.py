@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from . import nvml, output, perf
+from . import numeric, nvml, output, perf
 from .report import FAULTS, NO_GPU, TIERS, CheckResult, Fault
 
 CheckFn = Callable[["Context"], object]
@@ -123,6 +123,35 @@ class Context:
         if not passed:
             self.fail(message)
         return message
+
+    def compare(
+        self, what: str, actual: object, reference: object, tolerance: float,
+        key: str | None = None,
+    ) -> float:
+        """Fail unless max |actual - reference| / max |reference| <= ``tolerance``; returns
+        that error. Arrays are any framework's (see ``numeric.flatten``). The error is kept as
+        evidence under ``key``, by default ``<what>_rel_error`` so that the comparisons of one
+        check keep theirs apart."""
+        error = numeric.rel_error(actual, reference)
+        self.evidence(f"{what}_rel_error" if key is None else key, error)
+        problem = numeric.over_tolerance(what, error, tolerance)
+        if problem is not None:
+            self.fail(problem)
+        return error
+
+    def assert_close(self, what: str, actual: object, reference: object, tolerance: float) -> str:
+        """``compare`` for a check whose verdict is this one comparison: its pass message."""
+        self.evidence("tolerance", tolerance)
+        error = self.compare(what, actual, reference, tolerance, key="rel_error")
+        return numeric.within(what, error, tolerance)
+
+    @staticmethod
+    def regression_data(
+        features: int = 8, samples: int = 64, seed: int = 0
+    ) -> tuple[numeric.Rows, numeric.Rows]:
+        """Seeded linear-regression data as nested lists, for the probe to make its own
+        arrays from (probes never import the runner, so it reaches them on the context)."""
+        return numeric.regression_data(features, samples, seed)
 
 
 class Suite:

@@ -1,10 +1,18 @@
-"""The Docker engine: one place that connects, so every stage gets the same errors."""
+"""The Docker engine service: the exact docker-py calls the builder makes, as Protocols, and
+the real engine over docker-py (one place that connects, so every stage gets the same errors).
+
+`Engine.api` names the low-level `docker.APIClient` calls and `Engine.containers` the
+`ContainerCollection` calls, with the keyword arguments the stages pass. Unit tests hand in
+fakes that mypy checks against these Protocols.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import docker
 import docker.errors
@@ -13,21 +21,113 @@ import requests
 from ngc_builder.errors import EngineError
 
 SETUP_HINT = "start one with `make engine` (ci/setup-engine.sh)"
+KEY_LABEL = "org.ngc-builder.key"
+Chunk = Mapping[str, Any]  # one decoded JSON message of a build, push or pull stream
+Inspection = dict[str, Any]  # the engine's JSON about an image, as docker-py returns it
 
 
-def connect(timeout: int = 900) -> Any:
-    """A docker-py client that has answered a ping, or EngineError."""
-    try:
-        client = docker.from_env(timeout=timeout)
-        client.ping()
-    except (docker.errors.DockerException, requests.RequestException) as exc:
-        where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-        raise EngineError(f"no Docker engine answers at {where} ({exc}); {SETUP_HINT}") from None
-    return client
+class EngineApi(Protocol):
+    """The `docker.APIClient` calls the builder makes."""
+
+    def build(self, *, path: str, tag: str, labels: dict[str, str], rm: bool, forcerm: bool,
+              pull: bool, decode: bool, nocache: bool) -> Iterable[Chunk]: ...
+
+    def images(self, *, filters: dict[str, str]) -> list[Inspection]: ...
+
+    def inspect_image(self, image: str) -> Inspection: ...
+
+    def inspect_distribution(self, image: str) -> Inspection: ...
+
+    def tag(self, image: str, repository: str, tag: str) -> bool: ...
+
+    def push(self, repository: str, *, tag: str, stream: bool,
+             decode: bool) -> Iterable[Chunk]: ...
+
+    def pull(self, repository: str, *, stream: bool, decode: bool,
+             tag: str | None = None) -> Iterable[Chunk]: ...
+
+    def remove_image(self, image: str, noprune: bool = False) -> Any: ...
+
+    def import_image_from_file(self, filename: str, *, repository: str, tag: str,
+                               changes: list[str]) -> Any: ...
 
 
-def connect_if_running() -> Any | None:
-    """A client when an engine answers, else None (`plan` works without an engine)."""
+class Container(Protocol):
+    """The `docker.models.containers.Container` calls the builder makes."""
+
+    def start(self) -> Any: ...
+
+    def wait(self, *, timeout: int) -> dict[str, Any]: ...
+
+    def logs(self, *, stdout: bool, stderr: bool) -> bytes: ...
+
+    def remove(self, *, force: bool) -> Any: ...
+
+
+class EngineContainers(Protocol):
+    """The `docker.models.containers.ContainerCollection` calls the builder makes."""
+
+    def create(self, image: str, command: list[str], *, network_disabled: bool,
+               entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
+               device_requests: list[Any] | None = None,
+               shm_size: str | None = None) -> Container: ...
+
+    def run(self, image: str, command: list[str], *, entrypoint: list[str], remove: bool,
+            network_disabled: bool, stderr: bool) -> bytes: ...
+
+
+class Engine(Protocol):
+    """One Docker engine (one build host)."""
+
+    @property
+    def api(self) -> EngineApi: ...
+
+    @property
+    def containers(self) -> EngineContainers: ...
+
+
+class DockerEngine:
+    """The engine at DOCKER_HOST (or the local socket), through docker-py. Each thread gets
+    a client of its own: docker-py clients are not thread-safe, and workers run in parallel."""
+
+    def __init__(self, timeout: int = 900) -> None:
+        self.timeout = timeout
+        self.where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        self._local = threading.local()
+
+    @property
+    def api(self) -> EngineApi:
+        api: EngineApi = self._client().api
+        return api
+
+    @property
+    def containers(self) -> EngineContainers:
+        containers: EngineContainers = self._client().containers
+        return containers
+
+    def _client(self) -> Any:  # docker-py has no type hints: Any stops here
+        if not hasattr(self._local, "client"):
+            self._local.client = docker.from_env(timeout=self.timeout)
+        return self._local.client
+
+    def ping(self) -> None:
+        """EngineError unless the engine answers."""
+        try:
+            self._client().ping()
+        except (docker.errors.DockerException, requests.RequestException) as exc:
+            raise EngineError(f"no Docker engine answers at {self.where} ({exc}); "
+                              f"{SETUP_HINT}") from None
+
+
+def connect(timeout: int = 900) -> DockerEngine:
+    """An engine that has answered a ping, or EngineError."""
+    engine = DockerEngine(timeout)
+    engine.ping()
+    return engine
+
+
+def connect_if_running() -> DockerEngine | None:
+    """An engine when one answers, else None (`plan` works without an engine)."""
     try:
         return connect(timeout=10)
     except EngineError:
@@ -46,9 +146,22 @@ def gpu_mode() -> str:
     return "required" if Path("/dev/nvidiactl").exists() else "none"
 
 
-def image_exists(client: Any, ref: str) -> bool:
+def image_exists(engine: Engine, ref: str) -> bool:
     try:
-        client.api.inspect_image(ref)
+        engine.api.inspect_image(ref)
     except docker.errors.ImageNotFound:
         return False
     return True
+
+
+def find_built(engine: Engine, key: str) -> Inspection | None:
+    """A local image already built from exactly this content key, from any earlier run.
+
+    Reusing it (instead of letting the engine rebuild from its cache) keeps the image ID, and so
+    the cache of every image built on it: a fresh `created` label would change both.
+    """
+    try:
+        found = engine.api.images(filters={"label": f"{KEY_LABEL}={key}"})
+    except (docker.errors.DockerException, requests.RequestException):
+        return None
+    return dict(found[0]) if found else None

@@ -1,14 +1,24 @@
-"""The registry's HTTP API v2, read directly: what is there, at which digest."""
+"""The registry service: its address parsed once, and its HTTP API v2 read directly (what is
+there, at which digest; tags pointed at manifests it already holds).
+
+Stages are handed a `Registry` (the Protocol below); `HttpRegistry` is the real one. Unit tests
+hand in fakes that satisfy the same Protocol, so no test reaches a registry by accident.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
 import requests
 
+REGISTRY_RE = re.compile(
+    r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+)
 MANIFEST_TYPES = ", ".join([
     "application/vnd.docker.distribution.manifest.v2+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
@@ -16,6 +26,7 @@ MANIFEST_TYPES = ", ".join([
     "application/vnd.oci.image.index.v1+json",
 ])
 TIMEOUT = 30
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 
 class RegistryError(Exception):
@@ -24,41 +35,6 @@ class RegistryError(Exception):
 
 class RegistryAuthError(RegistryError):
     """The registry wants credentials (HTTP 401/403)."""
-
-
-def split_registry(registry: str) -> tuple[str, str]:
-    """'host:5000/team' -> ('host:5000', 'team/')."""
-    host, _, namespace = registry.partition("/")
-    return host, f"{namespace}/" if namespace else ""
-
-
-def base_url(host: str) -> str:
-    # Loopback registries speak plain HTTP (Docker treats them as insecure too).
-    hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    insecure = hostname in ("localhost", "127.0.0.1", "[::1]") or os.environ.get(
-        "NGC_REGISTRY_INSECURE") == "1"
-    return f"{'http' if insecure else 'https'}://{host}/v2"
-
-
-def manifest_url(registry: str, name: str, reference: str) -> str:
-    host, namespace = split_registry(registry)
-    return f"{base_url(host)}/{namespace}{name}/manifests/{reference}"
-
-
-def _read_manifest(method: str, registry: str, name: str,
-                   reference: str) -> requests.Response | None:
-    url = manifest_url(registry, name, reference)
-    response = _request(method, url, {"Accept": MANIFEST_TYPES})
-    if response.status_code == 404:
-        return None
-    _raise_for(response, url)
-    return response
-
-
-def manifest_digest(registry: str, name: str, tag: str) -> str | None:
-    """Digest the registry holds for name:tag (manifest HEAD), or None if absent."""
-    response = _read_manifest("HEAD", registry, name, tag)
-    return None if response is None else response.headers.get("Docker-Content-Digest")
 
 
 @dataclass(frozen=True)
@@ -74,52 +50,131 @@ class Manifest:
         return {blob["digest"]: int(blob["size"]) for blob in blobs if "digest" in blob}
 
 
-def get_manifest(registry: str, name: str, reference: str) -> Manifest | None:
-    """The manifest of name:tag or name@digest, byte for byte, or None if absent."""
-    response = _read_manifest("GET", registry, name, reference)
-    if response is None:
-        return None
-    digest = response.headers.get("Docker-Content-Digest") or (
-        "sha256:" + hashlib.sha256(response.content).hexdigest())
-    return Manifest(response.content, response.headers.get("Content-Type", ""), digest)
+class Registry(Protocol):
+    """What the stages ask of a registry; `address` is how image references name it."""
+
+    @property
+    def address(self) -> str: ...
+
+    def manifest_digest(self, name: str, reference: str) -> str | None: ...
+
+    def get_manifest(self, name: str, reference: str) -> Manifest | None: ...
+
+    def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str: ...
+
+    def list_tags(self, name: str) -> list[str]: ...
 
 
-def put_manifest(registry: str, name: str, tag: str, manifest: Manifest) -> str:
-    """Point name:tag at an existing manifest (its blobs are already there): no push."""
-    url = manifest_url(registry, name, tag)
-    response = _request("PUT", url, {"Content-Type": manifest.media_type}, manifest.body)
-    _raise_for(response, url)
-    held = response.headers.get("Docker-Content-Digest", manifest.digest)
-    if held != manifest.digest:
-        raise RegistryError(f"{url}: registry stored {held}, expected {manifest.digest}")
-    return held
+def repository(registry: Registry, name: str) -> str:
+    """'host:5000/team' + 'jax' -> 'host:5000/team/jax', as the engine names the image."""
+    return f"{registry.address}/{name}"
 
 
-def list_tags(registry: str, name: str) -> list[str]:
-    host, namespace = split_registry(registry)
-    url = f"{base_url(host)}/{namespace}{name}/tags/list"
-    response = _request("GET", url, {})
-    if response.status_code == 404:
-        return []
-    _raise_for(response, url)
-    return list(response.json().get("tags") or [])
+def split_registry(address: str) -> tuple[str, str]:
+    """'host:5000/team' -> ('host:5000', 'team')."""
+    host, _, namespace = address.partition("/")
+    return host, namespace
 
 
-def is_up(registry: str) -> bool:
-    host, _ = split_registry(registry)
-    try:
-        return _request("GET", f"{base_url(host)}/", {}).status_code in (200, 401)
-    except RegistryError:
-        return False
+def is_loopback(host: str) -> bool:
+    hostname = host if host.endswith("]") else host.rsplit(":", 1)[0]
+    return hostname in LOOPBACK_HOSTS
 
 
-def _request(
-    method: str, url: str, headers: dict[str, str], body: bytes | None = None,
-) -> requests.Response:
-    try:
-        return requests.request(method, url, headers=headers, data=body, timeout=TIMEOUT)
-    except requests.RequestException as exc:
-        raise RegistryError(f"{url}: {exc.__class__.__name__}: {exc}") from None
+def parse_registry(address: str, insecure: bool | None = None) -> HttpRegistry:
+    """The registry at host[:port][/namespace]; ValueError names what is wrong.
+
+    Loopback registries speak plain HTTP (Docker treats them as insecure too); others HTTPS
+    unless `insecure` (default: $NGC_REGISTRY_INSECURE=1), read here once.
+    """
+    host, namespace = split_registry(address)
+    port = host.rpartition(":")[2] if ":" in host else ""
+    too_long = len(address) > 255  # a DNS name is at most 253 characters
+    if too_long or not REGISTRY_RE.fullmatch(address) or (port and not 0 < int(port) < 65536):
+        raise ValueError(f"{address!r} is not host[:port][/namespace]")
+    if insecure is None:
+        insecure = os.environ.get("NGC_REGISTRY_INSECURE") == "1"
+    scheme: Literal["http", "https"] = "http" if insecure or is_loopback(host) else "https"
+    return HttpRegistry(host, namespace, scheme)
+
+
+@dataclass(frozen=True)
+class HttpRegistry:
+    """A distribution (OCI) registry spoken to over its HTTP API, one session per registry."""
+
+    host: str
+    namespace: str
+    scheme: Literal["http", "https"]
+    timeout: float = TIMEOUT
+    session: requests.Session = field(default_factory=requests.Session, compare=False,
+                                      repr=False)
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}/{self.namespace}" if self.namespace else self.host
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.scheme}://{self.host}/v2"
+
+    def url(self, name: str, *parts: str) -> str:
+        path = f"{self.namespace}/{name}" if self.namespace else name
+        return "/".join((self.base_url, path, *parts))
+
+    def manifest_digest(self, name: str, reference: str) -> str | None:
+        """Digest the registry holds for name:tag or name@digest (manifest HEAD), or None."""
+        response = self._read_manifest("HEAD", name, reference)
+        return None if response is None else response.headers.get("Docker-Content-Digest")
+
+    def get_manifest(self, name: str, reference: str) -> Manifest | None:
+        """The manifest of name:tag or name@digest, byte for byte, or None if absent."""
+        response = self._read_manifest("GET", name, reference)
+        if response is None:
+            return None
+        digest = response.headers.get("Docker-Content-Digest") or (
+            "sha256:" + hashlib.sha256(response.content).hexdigest())
+        return Manifest(response.content, response.headers.get("Content-Type", ""), digest)
+
+    def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str:
+        """Point name:tag at an existing manifest (its blobs are already there): no push."""
+        url = self.url(name, "manifests", tag)
+        response = self._request("PUT", url, {"Content-Type": manifest.media_type},
+                                 manifest.body)
+        _raise_for(response, url)
+        held = response.headers.get("Docker-Content-Digest", manifest.digest)
+        if held != manifest.digest:
+            raise RegistryError(f"{url}: registry stored {held}, expected {manifest.digest}")
+        return held
+
+    def list_tags(self, name: str) -> list[str]:
+        url = self.url(name, "tags", "list")
+        response = self._request("GET", url, {})
+        if response.status_code == 404:
+            return []
+        _raise_for(response, url)
+        return list(response.json().get("tags") or [])
+
+    def is_up(self) -> bool:
+        try:
+            return self._request("GET", f"{self.base_url}/", {}).status_code in (200, 401)
+        except RegistryError:
+            return False
+
+    def _read_manifest(self, method: str, name: str, reference: str) -> requests.Response | None:
+        url = self.url(name, "manifests", reference)
+        response = self._request(method, url, {"Accept": MANIFEST_TYPES})
+        if response.status_code == 404:
+            return None
+        _raise_for(response, url)
+        return response
+
+    def _request(self, method: str, url: str, headers: dict[str, str],
+                 body: bytes | None = None) -> requests.Response:
+        try:
+            return self.session.request(method, url, headers=headers, data=body,
+                                        timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise RegistryError(f"{url}: {exc.__class__.__name__}: {exc}") from None
 
 
 def _raise_for(response: requests.Response, url: str) -> None:

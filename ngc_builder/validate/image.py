@@ -20,6 +20,7 @@ import requests
 from ngc_builder.errors import StepError
 from ngc_builder.runner.nvml import device_nodes
 from ngc_builder.runner.report import CheckResult, RunReport
+from ngc_builder.services.engine import Engine
 from ngc_builder.validate.junit import write_junit
 
 # faulthandler: a framework that crashes the interpreter still names the frame it died in.
@@ -36,14 +37,14 @@ class ValidationOutcome:
 
 
 def validate_image(
-    client: Any, ref: str, expected_labels: dict[str, str], gpu_mode: str, out_dir: Path,
+    engine: Engine, ref: str, expected_labels: dict[str, str], gpu_mode: str, out_dir: Path,
     name: str, timeout: int = 1800, baselines: dict[str, Any] | None = None,
 ) -> ValidationOutcome:
     started = time.monotonic()
     environment = runner_environment(gpu_mode, baselines)
     try:
-        stdout, stderr, status = run_runner(client, ref, gpu_mode, timeout, environment)
-        labels = check_labels(client, ref, expected_labels)
+        stdout, stderr, status = run_runner(engine, ref, gpu_mode, timeout, environment)
+        labels = check_labels(engine, ref, expected_labels)
     except (docker.errors.DockerException, requests.RequestException) as exc:
         # An engine error or a runner that outlives `timeout` fails this image, not the run.
         raise StepError(name, "validate", f"{exc.__class__.__name__}: {exc}") from None
@@ -88,11 +89,12 @@ def docker_command(ref: str, gpu_mode: str, environment: dict[str, str]) -> str:
 
 
 def run_runner(
-    client: Any, ref: str, gpu_mode: str, timeout: int, environment: dict[str, str] | None = None,
+    engine: Engine, ref: str, gpu_mode: str, timeout: int,
+    environment: dict[str, str] | None = None,
 ) -> tuple[str, str, int]:
     requests = ([docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
                 if gpu_mode == "required" else [])
-    container = client.containers.create(
+    container = engine.containers.create(
         ref, RUNNER_COMMAND, environment=environment or {"NGC_GPU": gpu_mode},
         device_requests=requests, shm_size=SHM_SIZE, network_disabled=True)
     try:
@@ -176,12 +178,12 @@ def crash_summary(stderr: str) -> str:
     return " | ".join(lines[-3:])
 
 
-def check_labels(client: Any, ref: str, expected: dict[str, str]) -> CheckResult:
+def check_labels(engine: Engine, ref: str, expected: dict[str, str]) -> CheckResult:
     """T0: the image carries every label the manifest says it should, with that value."""
     if not expected:
         return CheckResult("labels", "T0", "skip", "no release manifest given (--release)")
     try:
-        found = client.api.inspect_image(ref)["Config"].get("Labels") or {}
+        found = engine.api.inspect_image(ref)["Config"].get("Labels") or {}
     except (docker.errors.DockerException, requests.RequestException) as exc:
         return CheckResult("labels", "T0", "fail", f"cannot inspect {ref}: {exc}", fault="image")
     wrong = {key: found.get(key) for key, value in expected.items() if found.get(key) != value}

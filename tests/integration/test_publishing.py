@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.services.registry import list_tags, manifest_digest
+from ngc_builder.services.registry import parse_registry
 from tests.conftest import DATA, REPO
 from tests.integration.conftest import REGISTRY_HOST, cli
 
@@ -45,7 +45,7 @@ class Project:
         return data
 
     def digests(self) -> dict[str, str | None]:
-        return {name: manifest_digest(self.registry, name, TAG) for name in IMAGES}
+        return {name: parse_registry(self.registry).manifest_digest(name, TAG) for name in IMAGES}
 
 
 def new_project(root: Path) -> Project:
@@ -110,7 +110,7 @@ def test_a_bump_rebuilds_only_that_image_and_needs_force_to_move_its_tag(
     assert built in ([], ["jax"]) and pushed == ["jax"]
     assert "release tags are immutable" in project.record()["images"]["jax"]["push"]["error"]
     assert project.digests() == before  # the candidate is staged, no tag moved
-    assert f"{TAG}-rc2" in list_tags(project.registry, "jax")
+    assert f"{TAG}-rc2" in parse_registry(project.registry).list_tags("jax")
     forced = project.release("--force")
     assert forced.returncode == 0, forced.stderr[-2000:]
     assert built_and_pushed(forced) == ([], [])  # the staged candidate is promoted as is
@@ -160,7 +160,7 @@ def test_a_registry_stopped_mid_release_loses_nothing_and_pushes_nothing_twice(
          "--json"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 900
-        while manifest_digest(fresh.registry, "base", TAG) is None:
+        while parse_registry(fresh.registry).manifest_digest("base", TAG) is None:
             assert run.poll() is None and time.monotonic() < deadline
             time.sleep(0.5)
         pid = registry_pid()
@@ -176,12 +176,13 @@ def test_a_registry_stopped_mid_release_loses_nothing_and_pushes_nothing_twice(
     assert "failed" in {stopped[n]["push"]["status"] for n in ("cuda-mini", "jax")}
     again = fresh.release()
     assert again.returncode == 0, again.stderr[-2000:]
+    registry = parse_registry(fresh.registry)
     for name in IMAGES:
-        candidates = [t for t in list_tags(fresh.registry, name) if t.startswith(f"{TAG}-rc")]
+        candidates = [t for t in registry.list_tags(name) if t.startswith(f"{TAG}-rc")]
         record = fresh.record()["images"][name]
         assert record["push"]["status"] == "ok"
-        assert manifest_digest(fresh.registry, name, TAG) == record["push"]["digest"]
-        assert len({manifest_digest(fresh.registry, name, t) for t in candidates}) == 1, name
+        assert registry.manifest_digest(name, TAG) == record["push"]["digest"]
+        assert len({registry.manifest_digest(name, t) for t in candidates}) == 1, name
     verified = cli("verify", str(fresh.manifest), "--registry", fresh.registry, "--build-dir",
                    str(fresh.build_dir))
     assert verified.returncode == 0, verified.stderr
@@ -229,4 +230,4 @@ def test_an_image_past_its_size_baseline_fails_naming_what_it_added(tmp_path: Pa
     error = jax["push"]["error"]
     assert "size gate" in error and "baseline 100 MB" in error
     assert "/opt/venv/lib/python3.13/site-packages/jaxlib (+" in error  # the largest addition
-    assert manifest_digest(fresh.registry, "jax", TAG) is None
+    assert parse_registry(fresh.registry).manifest_digest("jax", TAG) is None

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.services.registry import list_tags, manifest_digest
+from ngc_builder.services.registry import parse_registry
 from tests.integration.conftest import ReleaseRun, cli
 
 pytestmark = pytest.mark.integration
@@ -44,12 +44,13 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
     for name in PUSHED:
         image = ci_release.record["images"][name]
         key_tag = f"key-{image['build']['key']}"
-        assert sorted(list_tags(ci_release.registry, name)) == [TAG, f"{TAG}-rc1", key_tag]
+        tags = parse_registry(ci_release.registry).list_tags(name)
+        assert sorted(tags) == [TAG, f"{TAG}-rc1", key_tag]
         digest = image["push"]["digest"]
         for tag in (TAG, f"{TAG}-rc1", key_tag):  # one manifest, three names
-            assert manifest_digest(ci_release.registry, name, tag) == digest
-    assert list_tags(ci_release.registry, "broken") == []
-    assert manifest_digest(ci_release.registry, "broken", TAG) is None
+            assert parse_registry(ci_release.registry).manifest_digest(name, tag) == digest
+    assert parse_registry(ci_release.registry).list_tags("broken") == []
+    assert parse_registry(ci_release.registry).manifest_digest("broken", TAG) is None
 
 
 def test_failed_image_is_never_tagged_for_the_registry(

@@ -16,16 +16,16 @@ import docker.errors
 import requests
 
 from ngc_builder.build.packages import DPKG_LIST, PIP_LIST
-from ngc_builder.pipeline import lifecycle as imagesteps
 from ngc_builder.pipeline.console import Ui
-from ngc_builder.pipeline.schedule import Run, run_images
+from ngc_builder.pipeline.release import run_images
+from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
 from ngc_builder.plan.dag import ReleasePlan
-from ngc_builder.publish import push as publish
 from ngc_builder.records.record import ReleaseRecord
 from ngc_builder.render.contexts import RenderedImage
 from ngc_builder.render.keys import ImageKey
 from ngc_builder.runner.report import CheckResult, RunReport
-from ngc_builder.services.registry import Manifest, RegistryError
+from ngc_builder.services.engine import Engine
+from ngc_builder.services.registry import Manifest, Registry, RegistryError
 
 Chunk = Mapping[str, Any]
 OS_ID = "sha256:" + "05" * 32
@@ -53,6 +53,7 @@ class FakeEngine:
     calls: list[tuple[Any, ...]] = field(default_factory=list)
     builds: int = 0
     registry_down: bool = False
+    foreign_candidates: bool = False  # staging tags answer with another client's digest
     fail_promote: set[str] = field(default_factory=set)
     # image -> another image whose build its push waits for (at most 5 s): proves overlap
     hold_push: dict[str, str] = field(default_factory=dict)
@@ -78,10 +79,14 @@ class FakeEngine:
 
 
 class FakeRegistry:
-    """The registry HTTP API over the engine's in-memory registry (name, tag) -> digest."""
+    """The `Registry` service over the engine's in-memory registry (name, tag) -> digest."""
 
     def __init__(self, engine: FakeEngine) -> None:
         self.engine = engine
+
+    @property
+    def address(self) -> str:
+        return REGISTRY
 
     def _held(self, name: str, reference: str) -> str | None:
         if reference.startswith("sha256:"):
@@ -89,41 +94,37 @@ class FakeRegistry:
             return reference if reference in held else None
         return self.engine.registry.get((name, reference))
 
-    def manifest_digest(self, registry: str, name: str, reference: str) -> str | None:
-        assert registry == REGISTRY
+    def manifest_digest(self, name: str, reference: str) -> str | None:
         if self.engine.registry_down:
             raise RegistryError(f"http://{REGISTRY}/v2/: connection refused")
+        if self.engine.foreign_candidates and "-rc" in reference:
+            return sha_of("someone else's")  # another client moved the staging tag under us
         return self._held(name, reference)
 
-    def list_tags(self, registry: str, name: str) -> list[str]:
+    def list_tags(self, name: str) -> list[str]:
         return sorted(tag for (n, tag) in self.engine.registry if n == name)
 
-    def get_manifest(self, registry: str, name: str, reference: str) -> Manifest | None:
+    def get_manifest(self, name: str, reference: str) -> Manifest | None:
         digest = self._held(name, reference)
         return None if digest is None else Manifest(digest.encode(), "application/json", digest)
 
-    def put_manifest(self, registry: str, name: str, tag: str, manifest: Manifest) -> str:
+    def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str:
         self.engine.calls.append(("put_manifest", name, tag, manifest.digest))
         if name in self.engine.fail_promote:
             raise RegistryError(f"http://{REGISTRY}/v2/{name}/manifests/{tag}: connection reset")
         self.engine.registry[(name, tag)] = manifest.digest
         return manifest.digest
 
-    def patch(self, monkeypatch: Any) -> None:
-        for module in (imagesteps, publish):
-            monkeypatch.setattr(module, "manifest_digest", self.manifest_digest)
-        for name in ("list_tags", "get_manifest", "put_manifest"):
-            monkeypatch.setattr(publish, name, getattr(self, name))
-
 
 class FakeApi:
     def __init__(self, engine: FakeEngine) -> None:
         self.engine = engine
 
-    def build(self, *, path: str, tag: str, labels: dict[str, str], **kwargs: Any,
-              ) -> Iterator[Chunk]:
+    def build(self, *, path: str, tag: str, labels: dict[str, str], rm: bool, forcerm: bool,
+              pull: bool, decode: bool, nocache: bool) -> Iterator[Chunk]:
         engine = self.engine
         name = Path(path).name
+        kwargs = {"rm": rm, "forcerm": forcerm, "pull": pull, "nocache": nocache}
         engine.calls.append(("build", name, tag, kwargs))
         engine.built_event(name).set()
         yield {"stream": f"Step 1/2 : FROM parent-of-{name}\n"}
@@ -153,18 +154,24 @@ class FakeApi:
                 for image_id, image in self.engine.images.items()
                 if image["labels"].get(key) == value]
 
-    def inspect_image(self, ref: str) -> dict[str, Any]:
-        image_id = self._resolve(ref)
-        image = self.engine.images[image_id]
-        return {"Id": image_id, "Size": 1_000_000, "Config": {"Labels": dict(image["labels"])},
-                "RepoDigests": list(image.get("repo_digests", []))}
+    def inspect_image(self, image: str) -> dict[str, Any]:
+        image_id = self._resolve(image)
+        found = self.engine.images[image_id]
+        return {"Id": image_id, "Size": 1_000_000, "Config": {"Labels": dict(found["labels"])},
+                "RepoDigests": list(found.get("repo_digests", []))}
+
+    def inspect_distribution(self, image: str) -> dict[str, Any]:
+        repository, _, tag = image.rpartition(":")
+        digest = self.engine.registry[(repository.rsplit("/", 1)[-1], tag)]
+        return {"Descriptor": {"digest": digest}}
 
     def tag(self, image: str, repository: str, tag: str) -> bool:
         self.engine.calls.append(("tag", image, repository, tag))
         self.engine.tags[f"{repository}:{tag}"] = self._resolve(image)
         return True
 
-    def push(self, repository: str, *, tag: str, **kwargs: Any) -> Iterator[Chunk]:
+    def push(self, repository: str, *, tag: str, stream: bool, decode: bool,
+             ) -> Iterator[Chunk]:
         engine = self.engine
         name = repository.rsplit("/", 1)[-1]
         if name in engine.hold_push:
@@ -184,9 +191,11 @@ class FakeApi:
         yield {"status": f"{tag}: digest: {digest} size: 1234"}
         yield {"progressDetail": {}, "aux": {"Tag": tag, "Digest": digest, "Size": 1234}}
 
-    def pull(self, reference: str, **kwargs: Any) -> Iterator[Chunk]:
+    def pull(self, repository: str, *, stream: bool, decode: bool, tag: str | None = None,
+             ) -> Iterator[Chunk]:
         """Only `repository@digest` of something pushed before: the image comes back (with
         a new ID, as a pull of a pushed image has one in a real engine too)."""
+        reference = repository if tag is None else f"{repository}:{tag}"
         self.engine.calls.append(("pull", reference))
         digest = reference.partition("@")[2]
         image_id = sha_of(f"pulled {digest}")
@@ -195,11 +204,18 @@ class FakeApi:
         yield {"status": f"Digest: {digest}"}
         yield {"status": f"Status: Downloaded newer image for {reference}"}
 
-    def remove_image(self, ref: str, noprune: bool = False) -> None:
-        self.engine.calls.append(("remove_image", ref, noprune))
-        if ref not in self.engine.tags:
-            raise docker.errors.ImageNotFound(f"No such image: {ref}")
-        del self.engine.tags[ref]
+    def remove_image(self, image: str, noprune: bool = False) -> None:
+        self.engine.calls.append(("remove_image", image, noprune))
+        if image not in self.engine.tags:
+            raise docker.errors.ImageNotFound(f"No such image: {image}")
+        del self.engine.tags[image]
+
+    def import_image_from_file(self, filename: str, *, repository: str, tag: str,
+                               changes: list[str]) -> None:
+        image_id = sha_of(f"import {filename}")
+        self.engine.calls.append(("import", filename, f"{repository}:{tag}"))
+        self.engine.images[image_id] = {"name": repository, "labels": {}}
+        self.engine.tags[f"{repository}:{tag}"] = image_id
 
 
 class FakeContainer:
@@ -235,16 +251,19 @@ class FakeContainers:
         self.engine = engine
         self.created: list[FakeContainer] = []
 
-    def create(self, image: str, command: list[str], **kwargs: Any) -> FakeContainer:
+    def create(self, image: str, command: list[str], *, network_disabled: bool,
+               entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
+               device_requests: list[Any] | None = None,
+               shm_size: str | None = None) -> FakeContainer:
         name = self.engine.images[image]["name"]
         if command in (PIP_LIST, DPKG_LIST):
             self.engine.calls.append(("packages", name, command[0]))
             listing = ('[{"name": "pip", "version": "25.3"}]' if command == PIP_LIST
                        else "python3\t3.13.5-1\n")
             return FakeContainer(None, output=listing)
-        self.engine.calls.append(("create", name, image, kwargs.get("network_disabled")))
+        self.engine.calls.append(("create", name, image, network_disabled))
         report = RunReport(image=name, python="3.13.5", platform="linux-x86_64",
-                           gpu_mode=kwargs["environment"]["NGC_GPU"], gpu_expected=False)
+                           gpu_mode=(environment or {})["NGC_GPU"], gpu_expected=False)
         report.checks.append(CheckResult("python.version", "T0", "pass", "3.13 as expected"))
         if name in self.engine.fail_validation:
             report.checks.append(CheckResult("framework.import", "T0", "fail",
@@ -254,8 +273,16 @@ class FakeContainers:
         self.created.append(container)
         return container
 
+    def run(self, image: str, command: list[str], *, entrypoint: list[str], remove: bool,
+            network_disabled: bool, stderr: bool) -> bytes:
+        """The size gate's file listing: one large file per image."""
+        self.engine.calls.append(("run", self.engine.images[image]["name"], command[0]))
+        return b"6000000000\t/opt/venv/lib/python3.13/site-packages/big/lib.so\n"
+
 
 class FakeClient:
+    """An `Engine` over the in-memory engine."""
+
     def __init__(self, engine: FakeEngine) -> None:
         self.engine = engine
         self.api = FakeApi(engine)
@@ -264,26 +291,30 @@ class FakeClient:
 
 @dataclass
 class Setup:
+    """A planned, rendered release against the fake engine and registry; `go` runs it."""
+
     plan: ReleasePlan
     rendered: dict[str, RenderedImage]
     tmp: Path
     keys: dict[str, ImageKey]
-    engine: FakeEngine = field(default_factory=FakeEngine)
+    engine: FakeEngine
     record: ReleaseRecord | None = None
     jobs: int = 1
     force: bool = False
+    gpu_mode: str = "none"
 
     def run(self, push: bool = True, record: ReleaseRecord | None = None) -> Run:
         self.record = record or self.record or ReleaseRecord(
-            release=self.plan.release, registry=self.plan.registry, manifest="26.11.yaml")
+            release=self.plan.release, registry=REGISTRY, manifest="26.11.yaml")
         ui = Ui(self.tmp / "logs", show_logs=False, stream=io.StringIO())
-        return Run(main_client=FakeClient(self.engine), plan=self.plan, rendered=self.rendered,
-                   keys=self.keys, context_dir=self.tmp / "context",
-                   report_dir=self.tmp / "reports", record=self.record,
-                   record_file=self.tmp / "release.json", os_image_ids={"debian-trixie": OS_ID},
-                   revision="0123abc", source="https://example.invalid/ngc", gpu_mode="none",
-                   push=push, ui=ui, jobs=self.jobs, force=self.force,
-                   new_client=lambda: FakeClient(self.engine))
+        inputs = RunInputs(plan=self.plan, rendered=self.rendered, keys=self.keys,
+                           context_dir=self.tmp / "context", report_dir=self.tmp / "reports",
+                           os_image_ids={"debian-trixie": OS_ID}, revision="0123abc",
+                           source="https://example.invalid/ngc")
+        policy = RunPolicy(push=push, gpu_mode=self.gpu_mode, jobs=self.jobs, force=self.force)
+        engine: Engine = FakeClient(self.engine)
+        return Run(inputs, policy, RunServices(engine, ui),
+                   RunState(self.record, self.tmp / "release.json"))
 
     def go(self, push: bool = True, only: list[str] | None = None) -> ReleaseRecord:
         run = self.run(push)
@@ -291,4 +322,31 @@ class Setup:
             run_images(run, self.plan.select(only or []))
         finally:
             run.ui.close()
-        return run.record
+        return run.state.record
+
+
+def fake_registry(engine: FakeEngine) -> Registry:
+    registry: Registry = FakeRegistry(engine)
+    return registry
+
+
+@dataclass
+class TableRegistry:
+    """A `Registry` that is a table: (name, tag) -> digest, and digest -> manifest."""
+
+    tags: dict[tuple[str, str], str] = field(default_factory=dict)
+    manifests: dict[str, Manifest] = field(default_factory=dict)
+    address: str = REGISTRY
+
+    def manifest_digest(self, name: str, reference: str) -> str | None:
+        return self.tags.get((name, reference))
+
+    def get_manifest(self, name: str, reference: str) -> Manifest | None:
+        return self.manifests.get(f"{name}@{reference}")
+
+    def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str:
+        self.tags[(name, tag)] = manifest.digest
+        return manifest.digest
+
+    def list_tags(self, name: str) -> list[str]:
+        return sorted(tag for (held, tag) in self.tags if held == name)

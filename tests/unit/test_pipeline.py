@@ -14,30 +14,28 @@ import pytest
 
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.stacks import check_stacks
-from ngc_builder.pipeline.schedule import run_images
+from ngc_builder.pipeline.release import run_images
 from ngc_builder.plan.dag import plan_release
-from ngc_builder.publish import push as publish
 from ngc_builder.records.record import load_record
 from ngc_builder.render.contexts import render_release
 from ngc_builder.render.keys import image_key, release_keys
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, fake_fetch
-from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeRegistry, Setup, sha_of
+from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeEngine, Setup, fake_registry
 
 pytestmark = pytest.mark.unit
 
 
 @pytest.fixture
-def setup(write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Setup:
+def setup(write_release: WriteRelease, tmp_path: Path) -> Setup:
     loaded = load_release(write_release(GOOD_RELEASE))
     check_stacks(loaded, fake_fetch)  # as `prepare` does, with the fake index
-    plan = plan_release(loaded)
+    engine = FakeEngine()
+    plan = plan_release(loaded, fake_registry(engine))
     rendered = {image.spec.name: image for image in render_release(loaded, plan, None)}
     for image in rendered.values():
         image.write(tmp_path / "context")
-    state = Setup(plan, rendered, tmp_path, release_keys(loaded, plan, rendered))
-    FakeRegistry(state.engine).patch(monkeypatch)
-    return state
+    return Setup(plan, rendered, tmp_path, release_keys(loaded, plan, rendered), engine)
 
 
 # --- the happy path ----------------------------------------------------------------------
@@ -183,9 +181,9 @@ def test_push_stream_error_fails_the_push_and_untags(setup: Setup) -> None:
 
 
 def test_push_not_confirmed_by_the_registry_fails(
-    setup: Setup, monkeypatch: pytest.MonkeyPatch
+    setup: Setup,
 ) -> None:
-    monkeypatch.setattr(publish, "manifest_digest", lambda *_: sha_of("someone else's"))
+    setup.engine.foreign_candidates = True
     record = setup.go(only=["base"])
     assert record.images["base"].push.status == "failed"
     assert "registry holds" in str(record.images["base"].push.error)
@@ -367,14 +365,14 @@ def test_validation_timeout_fails_that_image_only(setup: Setup) -> None:
 
 def test_a_cpu_validation_is_not_reused_on_a_gpu_run(setup: Setup) -> None:
     setup.go()
+    setup.gpu_mode = "required"
     run = setup.run()
-    run.gpu_mode = "required"
     calls = len(setup.engine.calls)
     try:
         run_images(run, setup.plan.select(["jax"]))
     finally:
         run.ui.close()
-    jax = run.record.images["jax"].validation
+    jax = run.state.record.images["jax"].validation
     assert not jax.reused and jax.gpu_mode == "required"
     assert any(call[0] == "create" for call in setup.engine.calls[calls:])
 

@@ -6,6 +6,7 @@ import pytest
 
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
+from ngc_builder.services.registry import parse_registry
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, STACK
 
@@ -42,7 +43,7 @@ def test_every_parent_comes_before_its_child(loaded: LoadedRelease) -> None:
 
 def test_tags_are_ngc_style(loaded: LoadedRelease) -> None:
     plan = plan_release(loaded)
-    assert plan.registry == "localhost:5000"
+    assert plan.registry.address == "localhost:5000"
     assert [i.remote_ref(plan.registry) for i in plan.images] == [
         "localhost:5000/base:26.11-py3",
         "localhost:5000/cuda-cu13:26.11-py3",
@@ -61,11 +62,11 @@ def test_registry_with_a_namespace(write_release: WriteRelease) -> None:
 
 
 def test_registry_option_overrides_the_manifest(loaded: LoadedRelease) -> None:
-    plan = plan_release(loaded, "registry.example.com:443/ml")
-    assert plan.registry == "registry.example.com:443/ml"
+    plan = plan_release(loaded, parse_registry("registry.example.com:443/ml"))
+    assert plan.registry.address == "registry.example.com:443/ml"
     assert plan.get("jax").remote_ref(plan.registry) == (
         "registry.example.com:443/ml/jax:26.11-py3")
-    assert plan_release(loaded, None).registry == "localhost:5000"
+    assert plan_release(loaded, None).registry.address == "localhost:5000"
 
 
 def test_select_returns_the_image_and_its_ancestors_in_order(loaded: LoadedRelease) -> None:

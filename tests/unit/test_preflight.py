@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.pipeline import release
-from ngc_builder.pipeline.release import ReleaseOptions
+from ngc_builder.commands.release import Host, ReleaseOptions, release_command
+from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline.release import host_defects
 from ngc_builder.runner.report import CheckResult
+from ngc_builder.services.engine import Engine
 from ngc_builder.validate.preflight import host_preflight
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
@@ -146,8 +148,8 @@ def test_without_an_image_minimum_the_driver_is_only_reported() -> None:
 
 
 def test_the_release_minimum_is_its_strictest_stack(project: Any, write_release: Any) -> None:
-    from ngc_builder.commands.common import strictest_driver
     from ngc_builder.manifest.load import load_release
+    from ngc_builder.validate.preflight import strictest_driver
     from tests.unit.conftest import GOOD_RELEASE
 
     text = GOOD_RELEASE.replace("cuda_stacks:\n", 'cuda_stacks:\n  old:\n    cuda: "12.9"\n'
@@ -156,22 +158,27 @@ def test_the_release_minimum_is_its_strictest_stack(project: Any, write_release:
 
 
 def test_a_release_with_gpus_stops_on_a_host_defect(
-    write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    write_release: WriteRelease, tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     old_driver = CheckResult("t1.driver", "T1", "fail", "driver 535.104 < 580", fault="host")
-    monkeypatch.setattr(release, "gpu_mode", lambda: "required")
-    monkeypatch.setattr(release, "host_preflight", lambda minimum: [old_driver])
-    monkeypatch.setattr(release, "connect", lambda: pytest.fail("must not reach the engine"))
+    def no_engine() -> Engine:
+        pytest.fail("must not reach the engine")
+
+    host = Host(connect=no_engine, gpu_mode=lambda: "required",
+                preflight=lambda minimum: [old_driver])
     options = ReleaseOptions(manifest=write_release(GOOD_RELEASE), build_dir=tmp_path,
                              stack_check=False)
-    assert release.run_release(options) == 1
+    assert release_command(options, host) == 1
     assert "host defect: t1.driver: driver 535.104 < 580" in capsys.readouterr().err
     saved = json.loads((tmp_path / "26.11" / "preflight.json").read_text())
     assert saved[0]["fault"] == "host"
 
 
-def test_without_gpus_the_release_runs_no_preflight(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(release, "host_preflight", lambda minimum: pytest.fail("no preflight"))
-    assert release.host_defects(None, tmp_path, "none") == []  # type: ignore[arg-type]
+def test_without_gpus_the_release_runs_no_preflight(write_release: WriteRelease,
+                                                    tmp_path: Path) -> None:
+    def no_preflight(minimum: str | None) -> list[CheckResult]:
+        pytest.fail("no preflight")
+
+    loaded = load_release(write_release(GOOD_RELEASE))
+    assert host_defects(loaded, tmp_path, "none", no_preflight) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import threading
@@ -11,14 +12,11 @@ from typing import ClassVar
 
 import pytest
 
-from ngc_builder.services import registry
 from ngc_builder.services.registry import (
     MANIFEST_TYPES,
+    HttpRegistry,
     RegistryError,
-    base_url,
-    is_up,
-    list_tags,
-    manifest_digest,
+    parse_registry,
     split_registry,
 )
 
@@ -103,7 +101,11 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # No insecure override, and no proxy between the client and the loopback server.
     for name in ("NGC_REGISTRY_INSECURE", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(registry, "TIMEOUT", 5)
+
+
+def reg(address: str) -> HttpRegistry:
+    """The registry at `address`, with a short timeout for a test."""
+    return dataclasses.replace(parse_registry(address), timeout=5)
 
 
 # --- naming ------------------------------------------------------------------------------
@@ -111,8 +113,8 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(("given", "expected"), [
     ("localhost:5000", ("localhost:5000", "")),
-    ("localhost:5000/team", ("localhost:5000", "team/")),
-    ("registry.example.com/org/team", ("registry.example.com", "org/team/")),
+    ("localhost:5000/team", ("localhost:5000", "team")),
+    ("registry.example.com/org/team", ("registry.example.com", "org/team")),
     ("nvcr.io", ("nvcr.io", "")),
 ])
 def test_split_registry(given: str, expected: tuple[str, str]) -> None:
@@ -128,21 +130,21 @@ def test_split_registry(given: str, expected: tuple[str, str]) -> None:
     ("localhost.example.com:5000", "https://localhost.example.com:5000/v2"),
 ])
 def test_base_url_loopback_is_http_others_https(host: str, expected: str) -> None:
-    assert base_url(host) == expected
+    assert parse_registry(host).base_url == expected
 
 
 def test_base_url_insecure_override(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NGC_REGISTRY_INSECURE", "1")
-    assert base_url("registry.lan:5000") == "http://registry.lan:5000/v2"
+    assert parse_registry("registry.lan:5000").base_url == "http://registry.lan:5000/v2"
     monkeypatch.setenv("NGC_REGISTRY_INSECURE", "0")
-    assert base_url("registry.lan:5000") == "https://registry.lan:5000/v2"
+    assert parse_registry("registry.lan:5000").base_url == "https://registry.lan:5000/v2"
 
 
 # --- against the server ------------------------------------------------------------------
 
 
 def test_manifest_digest_reads_the_header(server: str) -> None:
-    assert manifest_digest(server, "jax", "26.11-py3") == DIGEST
+    assert reg(server).manifest_digest("jax", "26.11-py3") == DIGEST
     method, path, accept = FakeRegistry.seen[-1]
     assert (method, path) == ("HEAD", "/v2/jax/manifests/26.11-py3")
     assert accept == MANIFEST_TYPES
@@ -150,45 +152,73 @@ def test_manifest_digest_reads_the_header(server: str) -> None:
 
 
 def test_manifest_digest_with_a_namespace(server: str) -> None:
-    assert manifest_digest(f"{server}/team", "jax", "26.11-py3") == MANIFESTS[
+    assert reg(f"{server}/team").manifest_digest("jax", "26.11-py3") == MANIFESTS[
         ("team/jax", "26.11-py3")]
     assert FakeRegistry.seen[-1][1] == "/v2/team/jax/manifests/26.11-py3"
 
 
 def test_manifest_digest_unknown_is_none(server: str) -> None:
-    assert manifest_digest(server, "jax", "99.01-py3") is None
-    assert manifest_digest(server, "pytorch", "26.11-py3") is None
+    assert reg(server).manifest_digest("jax", "99.01-py3") is None
+    assert reg(server).manifest_digest("pytorch", "26.11-py3") is None
 
 
 def test_manifest_digest_server_error_raises(server: str) -> None:
     with pytest.raises(RegistryError, match="HTTP 500"):
-        manifest_digest(server, "broken", "26.11-py3")
+        reg(server).manifest_digest("broken", "26.11-py3")
 
 
 def test_list_tags(server: str) -> None:
-    assert list_tags(server, "jax") == ["26.10-py3", "26.11-py3"]
+    assert reg(server).list_tags("jax") == ["26.10-py3", "26.11-py3"]
     assert FakeRegistry.seen[-1][:2] == ("GET", "/v2/jax/tags/list")
 
 
 def test_list_tags_null_and_unknown_are_empty(server: str) -> None:
-    assert list_tags(server, "empty") == []  # the registry answers "tags": null
-    assert list_tags(server, "nothing-here") == []
+    assert reg(server).list_tags("empty") == []  # the registry answers "tags": null
+    assert reg(server).list_tags("nothing-here") == []
 
 
 def test_list_tags_server_error_raises(server: str) -> None:
     with pytest.raises(RegistryError, match="HTTP 503"):
-        list_tags(server, "broken")
+        reg(server).list_tags("broken")
 
 
 def test_is_up(server: str, closed_port: str) -> None:
-    assert is_up(server) is True
-    assert is_up(f"{server}/team") is True
-    assert is_up(closed_port) is False
+    assert reg(server).is_up() is True
+    assert reg(f"{server}/team").is_up() is True
+    assert reg(closed_port).is_up() is False
 
 
 def test_connection_failure_raises_registry_error(closed_port: str) -> None:
     with pytest.raises(RegistryError, match=closed_port) as caught:
-        manifest_digest(closed_port, "jax", "26.11-py3")
+        reg(closed_port).manifest_digest("jax", "26.11-py3")
     assert "ConnectionError" in str(caught.value)
     with pytest.raises(RegistryError):
-        list_tags(closed_port, "jax")
+        reg(closed_port).list_tags("jax")
+
+
+@pytest.mark.parametrize("bad", [
+    "localhost:99999", "localhost:0", "Registry.Example.com", "host/", "a" * 300,
+    "https://registry.example.com", "host:5000/Team",
+])
+def test_a_bad_address_is_refused_once_at_parse_time(bad: str) -> None:
+    with pytest.raises(ValueError, match="host\\[:port\\]\\[/namespace\\]"):
+        parse_registry(bad)
+
+
+def test_the_address_names_repositories_and_urls() -> None:
+    parsed = parse_registry("registry.example.com:5000/org/team")
+    assert parsed.address == "registry.example.com:5000/org/team"
+    assert (parsed.host, parsed.namespace, parsed.scheme) == (
+        "registry.example.com:5000", "org/team", "https")
+    assert parsed.url("jax", "tags", "list") == (
+        "https://registry.example.com:5000/v2/org/team/jax/tags/list")
+    assert parse_registry("127.0.0.1:5000").url("jax", "manifests", "x") == (
+        "http://127.0.0.1:5000/v2/jax/manifests/x")
+
+
+def test_insecure_is_read_once_when_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NGC_REGISTRY_INSECURE", "1")
+    parsed = parse_registry("registry.lan:5000")
+    monkeypatch.delenv("NGC_REGISTRY_INSECURE")
+    assert parsed.scheme == "http"
+    assert parse_registry("registry.lan:5000", insecure=False).scheme == "https"

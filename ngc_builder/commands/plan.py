@@ -1,0 +1,48 @@
+"""`ngc-builder plan MANIFEST`: the dry run. Per image: build / reuse / skip and
+push+promote / promote / none, with the reasons."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngc_builder.commands.guard import EXIT_OK
+from ngc_builder.commands.prepare import prepare, registry_option
+from ngc_builder.plan.decisions import Decision, decide
+from ngc_builder.records.record import load_record, record_path
+from ngc_builder.render.keys import release_keys
+from ngc_builder.services.engine import Engine, connect_if_running
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    manifest: Path
+    root: Path | None = None
+    registry: str | None = None
+    ca_bundle: Path | None = None
+    build_dir: Path = Path("build")
+    as_json: bool = False
+
+
+def plan_command(options: PlanOptions, engine: Engine | None = None) -> int:
+    """`engine`: where local images are looked for (default: the local engine, if it runs)."""
+    prepared = prepare(options.manifest, options.root, stack_check=False,
+                       registry=registry_option(options.registry), ca_bundle=options.ca_bundle)
+    plan = prepared.plan
+    keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name())
+    record = load_record(record_path(options.build_dir, plan.release))
+    decisions = decide(plan, keys, record, engine or connect_if_running())
+    if options.as_json:
+        print(json.dumps({"release": plan.release, "registry": plan.registry.address,
+                          "images": [d.to_dict() for d in decisions]}, indent=2))
+    else:
+        _print(decisions)
+    return EXIT_OK
+
+
+def _print(decisions: list[Decision]) -> None:
+    for d in decisions:
+        print(f"{d.image:<22} {d.build:<6} {d.push:<13} FROM {d.parent}")
+        for reason in d.reasons:
+            print(f"{'':<22} - {reason}")

@@ -1,0 +1,38 @@
+"""`ngc-builder preflight`: T1, is this host fit for the release's GPU images? (NVML; skipped
+without a GPU)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
+from ngc_builder.manifest.load import load_release
+from ngc_builder.runner.report import RunReport
+from ngc_builder.validate.junit import write_junit
+from ngc_builder.validate.preflight import host_preflight, strictest_driver
+
+
+@dataclass(frozen=True)
+class PreflightOptions:
+    min_driver: str | None = None
+    manifest: Path | None = None
+    junit: Path | None = None
+    as_json: bool = False
+
+
+def preflight_command(options: PreflightOptions) -> int:
+    minimum = options.min_driver or (
+        strictest_driver(load_release(options.manifest)) if options.manifest else None)
+    report = RunReport(image="host", python=sys.version.split()[0], platform=sys.platform,
+                       gpu_mode="auto", gpu_expected=False, checks=host_preflight(minimum))
+    if options.junit is not None:
+        write_junit(report, options.junit, "ngc.host.preflight")
+    if options.as_json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        for check in report.checks:
+            print(f"{check.status:4} {check.tier} {check.id}: {check.message}")
+    return EXIT_FAILED if report.verdict == "fail" else EXIT_OK

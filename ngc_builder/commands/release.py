@@ -1,0 +1,139 @@
+"""`ngc-builder release MANIFEST`: check -> plan -> render -> build -> validate -> push ->
+promote, with a record and a summary table."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from ngc_builder.build.image import project_revision, project_source
+from ngc_builder.build.osbase import Strategy
+from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
+from ngc_builder.commands.prepare import Prepared, prepare, registry_option
+from ngc_builder.pipeline.console import Ui, summary_table
+from ngc_builder.pipeline.release import (
+    Preflight,
+    host_defects,
+    obtain_os_images,
+    open_record,
+    run_images,
+)
+from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
+from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
+from ngc_builder.render.keys import release_keys
+from ngc_builder.services.engine import Engine, connect, gpu_mode
+from ngc_builder.services.registry import Registry
+from ngc_builder.validate import baselines
+from ngc_builder.validate.preflight import host_preflight
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    manifest: Path
+    root: Path | None = None
+    only: list[str] = field(default_factory=list)
+    registry: str | None = None
+    push: bool = True
+    ca_bundle: Path | None = None
+    build_dir: Path = Path("build")
+    os_strategy: Strategy = "auto"
+    stack_check: bool = True
+    show_logs: bool = True
+    as_json: bool = False
+    jobs: int = 2
+    force: bool = False
+    # False: build every image anew even if the registry holds its content key (rebuild).
+    reuse_published: bool = True
+    no_cache: bool = False
+
+
+@dataclass(frozen=True)
+class Host:
+    """What a release finds on the machine it runs on; tests hand in their own."""
+
+    connect: Callable[[], Engine] = connect
+    gpu_mode: Callable[[], str] = gpu_mode
+    preflight: Preflight = host_preflight
+
+
+def release_command(options: ReleaseOptions, host: Host = Host(),
+                    registry: Registry | None = None) -> int:
+    """`registry`: where to publish (default: --registry, else the manifest's)."""
+    prepared = prepare(options.manifest, options.root, only=options.only,
+                       registry=registry or registry_option(options.registry),
+                       stack_check=options.stack_check, ca_bundle=options.ca_bundle)
+    release_dir = options.build_dir / prepared.plan.release
+    for image in prepared.rendered:
+        image.write(release_dir / "context")
+    mode = host.gpu_mode()
+    if _stopped_by_host(prepared, release_dir, mode, host.preflight):
+        return EXIT_FAILED
+    ui = Ui(release_dir / "logs", show_logs=options.show_logs)
+    try:
+        record = _run(options, prepared, RunServices(host.connect(), ui), mode)
+    finally:
+        ui.close()
+    selected = [record.images[i.name] for i in prepared.plan.select(options.only)
+                if i.name in record.images]
+    _summary(record, selected, options.as_json)
+    return EXIT_FAILED if any(image.breaks_the_run for image in selected) else EXIT_OK
+
+
+def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,
+                     preflight: Preflight) -> bool:
+    defects = host_defects(prepared.loaded, release_dir, mode, preflight)
+    for check in defects:
+        print(f"host defect: {check.id}: {check.message}", file=sys.stderr)
+    if defects:
+        print("T1 preflight failed: fix the host, or validate without GPUs (NGC_GPU=none); "
+              "nothing was built or pushed", file=sys.stderr)
+    return bool(defects)
+
+
+def _inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str]) -> RunInputs:
+    loaded, plan = prepared.loaded, prepared.plan
+    rendered = prepared.rendered_by_name()
+    release_dir = build_dir / plan.release
+    return RunInputs(
+        plan=plan, rendered=rendered, keys=release_keys(loaded, plan, rendered),
+        context_dir=release_dir / "context", report_dir=release_dir / "reports",
+        os_image_ids=os_image_ids, revision=project_revision(loaded.root),
+        source=project_source(loaded.root, loaded.release.source),
+        baselines_file=loaded.root / baselines.DEFAULT_FILE)
+
+
+def _policy(options: ReleaseOptions, prepared: Prepared, mode: str) -> RunPolicy:
+    return RunPolicy(push=options.push, gpu_mode=mode, jobs=options.jobs, force=options.force,
+                     aliases=tuple(prepared.loaded.release.aliases),
+                     reuse_published=options.reuse_published, no_cache=options.no_cache)
+
+
+def _state(options: ReleaseOptions, prepared: Prepared) -> RunState:
+    path = record_path(options.build_dir, prepared.plan.release)
+    return RunState(open_record(path, prepared.plan, prepared.loaded.manifest), path)
+
+
+def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
+         mode: str) -> ReleaseRecord:
+    """OS images first (their IDs are the base layers' parents), then every selected image."""
+    state = _state(options, prepared)
+    selected = prepared.plan.select(options.only)
+    state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,
+                                            selected, options.os_strategy, services.ui))
+    os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
+    run = Run(_inputs(prepared, options.build_dir, os_ids), _policy(options, prepared, mode),
+              services, state)
+    run_images(run, selected)
+    return state.record
+
+
+def _summary(record: ReleaseRecord, selected: list[ImageRecord], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(record.model_dump(mode="json"), indent=2))
+    else:
+        Console().print(summary_table(record, selected))

@@ -1,0 +1,38 @@
+"""`ngc-builder render MANIFEST --out DIR`: one folder per image with its Dockerfile and build
+context, byte-identical for the same input."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngc_builder.commands.guard import EXIT_OK
+from ngc_builder.commands.prepare import prepare
+from ngc_builder.errors import InputError, Problem
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    manifest: Path
+    out: Path
+    root: Path | None = None
+    ca_bundle: Path | None = None
+    offline: bool = False
+    as_json: bool = False
+
+
+def render_command(options: RenderOptions) -> int:
+    prepared = prepare(options.manifest, options.root, stack_check=not options.offline,
+                       ca_bundle=options.ca_bundle)
+    try:
+        written = [str(image.write(options.out)) for image in prepared.rendered]
+    except OSError as exc:
+        raise InputError([Problem(str(options.out), 1, "--out", exc.strerror or str(exc))]
+                         ) from None
+    if options.as_json:
+        print(json.dumps({"written": written}))
+    else:
+        for folder in written:
+            print(f"wrote {folder}/Dockerfile")
+    return EXIT_OK

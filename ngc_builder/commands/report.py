@@ -1,0 +1,66 @@
+"""`ngc-builder report MANIFEST`: the support matrix, the release notes (with the package diff
+against the previous archived release) and the archive, all from the release record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngc_builder.commands.guard import EXIT_OK
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.manifest.load import LoadedRelease, load_release
+from ngc_builder.records import archive
+from ngc_builder.records.matrix import support_matrix
+from ngc_builder.records.notes import release_notes
+from ngc_builder.records.record import ReleaseRecord, load_record, record_path
+from ngc_builder.services.registry import Registry, parse_registry
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    manifest: Path
+    root: Path | None = None
+    build_dir: Path = Path("build")
+    out: Path = Path("docs/support-matrix.md")
+    as_json: bool = False
+    notes: Path | None = None  # a folder (one file per release) or a .md file
+    archive_dir: Path | None = None
+
+
+def report_command(options: ReportOptions, registry: Registry | None = None) -> int:
+    """`registry`: where the notes measure the release's bytes (default: the record's)."""
+    loaded = load_release(options.manifest, options.root)
+    path = record_path(options.build_dir, loaded.release.release)
+    record = load_record(path)
+    if record is None:
+        raise InputError([Problem(str(path), 1, "(record)",
+                                  "no release record: run `ngc-builder release` first")])
+    if options.as_json:
+        print(record.model_dump_json(indent=2))
+        return EXIT_OK
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    options.out.write_text(support_matrix(loaded, record, path), encoding="utf-8")
+    print(f"wrote {options.out}")
+    if options.archive_dir is not None:
+        print(f"archived {archive.write(options.archive_dir, options.manifest, record)}")
+    if options.notes is not None:
+        _write_notes(options, loaded, record, registry or _record_registry(record, path))
+    return EXIT_OK
+
+
+def _write_notes(options: ReportOptions, loaded: LoadedRelease, record: ReleaseRecord,
+                 registry: Registry) -> None:
+    assert options.notes is not None
+    notes = options.notes
+    target = notes / f"{record.release}.md" if notes.suffix != ".md" else notes
+    target.parent.mkdir(parents=True, exist_ok=True)
+    archive_dir = options.archive_dir or archive.DEFAULT_DIR
+    target.write_text(release_notes(loaded, record, archive_dir, registry), encoding="utf-8")
+    print(f"wrote {target}")
+
+
+def _record_registry(record: ReleaseRecord, path: Path) -> Registry:
+    try:
+        return parse_registry(record.registry)
+    except ValueError as exc:
+        raise InputError([Problem(str(path), 1, "registry", str(exc))]) from None

@@ -1,0 +1,117 @@
+"""Work a run need not do again: an image the registry holds by its content key, an expected
+failure already recorded for the same inputs, a local image built from the same key (by this
+run's record, or by another run), a parent pulled back from the registry."""
+
+from __future__ import annotations
+
+import docker.errors
+import requests
+
+from ngc_builder.errors import StepError
+from ngc_builder.pipeline.run import Run
+from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
+from ngc_builder.services.engine import find_built
+from ngc_builder.services.registry import RegistryError
+from ngc_builder.services.streams import StreamError, consume_pull
+
+
+def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
+    """The digest under which the registry holds this image's key, the record marked as reused:
+    nothing to build, validate or push. With GPUs, an image published after CPU-only
+    validation is validated again (None)."""
+    key = run.inputs.keys[spec.name]
+    wanted = run.policy.push and run.policy.reuse_published
+    digest = _published_digest(run, spec) if wanted else None
+    if digest is None:
+        return None
+    same = record.build.key == key.key
+    gpu_checked = same and record.validation.gpu_mode == "required"
+    if run.policy.gpu_mode == "required" and not gpu_checked:
+        return None
+    if not same:
+        local = find_built(run.engine, key.key)
+        record.build = BuildRecord(status="ok", key=key.key, reused=True, source="registry",
+                                   inputs=key.inputs(),
+                                   image_id=None if local is None else str(local["Id"]))
+        record.validation = ValidationRecord(status="ok", verdict="pass", reused=True,
+                                             error=None, gpu_mode="(published)")
+    record.build.reused = record.validation.reused = True
+    run.ui.step(spec.name, f"unchanged: registry holds {key.tag[:16]}... at {digest[:19]}")
+    record.push = record.push.model_copy(update={"status": "ok", "digest": digest,
+                                                 "reused": True, "error": None})
+    return digest
+
+def _published_digest(run: Run, spec: ImageSpec) -> str | None:
+    try:
+        return run.registry.manifest_digest(spec.name, run.inputs.keys[spec.name].tag)
+    except RegistryError as exc:
+        run.ui.step(spec.name, f"cannot ask the registry for its content key ({exc})")
+        return None
+
+def known_failure(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
+    """An expected failure whose evidence this record already holds for the same inputs is
+    not attempted again until an input changes (each release attempts it once)."""
+    if record.outcome != "xfail" or record.build.key != run.inputs.keys[spec.name].key:
+        return False
+    run.ui.step(spec.name, "expected failure already recorded for these inputs")
+    return True
+
+def adopt_local(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
+    """Take over an image built from the same key by another run (another build dir, the CI
+    release): no build, the same image ID."""
+    key = run.inputs.keys[spec.name]
+    found = find_built(run.engine, key.key)
+    if found is None:
+        return False
+    labels = dict(found.get("Labels") or {})
+    run.ui.step(spec.name, f"unchanged (key {key.key[:12]}), reusing {found['Id']} built earlier")
+    record.labels = labels
+    record.build = BuildRecord(status="ok", key=key.key, image_id=str(found["Id"]),
+                               created=labels.get("org.opencontainers.image.created"),
+                               size_bytes=int(found.get("Size") or 0), reused=True,
+                               source="local", inputs=key.inputs(),
+                               log=str(run.ui.log_path(spec.name)))
+    record.validation = ValidationRecord()
+    record.push = PushRecord()
+    return True
+
+def ensure_local(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
+    """A local image for this record's key: the recorded one, one built earlier from the key,
+    else the published one pulled by digest (and tagged as the ref children are built FROM)."""
+    image_id = record.build.image_id
+    if image_id is not None and exists(run, image_id):
+        return image_id
+    found = find_built(run.engine, record.build.key or "")
+    if found is not None:
+        record.build.image_id = str(found["Id"])
+        return record.build.image_id
+    if record.push.digest is None:
+        return None
+    record.build.image_id = _pull(run, spec, record.push.digest)
+    return record.build.image_id
+
+def _pull(run: Run, spec: ImageSpec, digest: str) -> str:
+    reference = f"{spec.remote_repository(run.registry)}@{digest}"
+    run.ui.step(spec.name, f"pulling {reference}")
+    try:
+        consume_pull(run.engine.api.pull(reference, stream=True, decode=True),
+                     run.ui.sink(spec.name))
+        repository, _, tag = run.inputs.rendered[spec.name].local_ref.rpartition(":")
+        run.engine.api.tag(reference, repository, tag)
+        return str(run.engine.api.inspect_image(reference)["Id"])
+    except (StreamError, docker.errors.DockerException, requests.RequestException) as exc:
+        raise StepError(spec.name, "pull", f"{reference}: {exc}") from None
+
+def exists(run: Run, image_id: str) -> bool:
+    try:
+        run.engine.api.inspect_image(image_id)
+    except (docker.errors.DockerException, requests.RequestException):
+        return False
+    return True
+
+def held(run: Run, spec: ImageSpec, digest: str) -> bool:
+    try:
+        return run.registry.manifest_digest(spec.name, digest) == digest
+    except RegistryError:
+        return False
