@@ -33,7 +33,7 @@ integration: setup engine ## tests against the real engine and registry
 
 lint: setup ## ruff + mypy
 	$(BIN)/ruff check ngc_builder tests frameworks bench
-	$(BIN)/mypy ngc_builder
+	$(BIN)/mypy ngc_builder tests
 
 release: setup engine ## build, validate and push $(RELEASE) to the local registry
 	$(BIN)/ngc-builder release $(RELEASE)

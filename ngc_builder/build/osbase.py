@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -25,22 +26,26 @@ from ngc_builder.services.streams import LineSink, StreamError, consume_pull
 Strategy = Literal["auto", "pull", "bootstrap"]
 APT_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
 PATH_ENV = "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+Bootstrap = Callable[[Engine, BaseImage, str, LineSink], None]  # engine, base, ref, sink
 
 
 def ensure_os_image(
-    engine: Engine, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink
+    engine: Engine, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink,
+    bootstrapper: Bootstrap | None = None,
 ) -> str:
     """Return the ID of the OS image at `ref`, obtaining it if the engine lacks it."""
-    return obtain_os_image(engine, base, ref, strategy, sink)[0]
+    return obtain_os_image(engine, base, ref, strategy, sink, bootstrapper)[0]
 
 
 def obtain_os_image(
-    engine: Engine, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink
+    engine: Engine, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink,
+    bootstrapper: Bootstrap | None = None,
 ) -> tuple[str, str]:
-    """The OS image's ID and how this run got it: already present, pulled, or bootstrapped."""
+    """The OS image's ID and how this run got it: already present, pulled, or bootstrapped
+    (by `bootstrapper`, default debootstrap + docker import)."""
     present = image_exists(engine, ref)
     if not present:
-        _obtain(engine, base, ref, strategy, sink)
+        _obtain(engine, base, ref, strategy, sink, bootstrapper)
     info = engine.api.inspect_image(ref)
     labels = (info.get("Config") or {}).get("Labels") or {}
     origin = labels.get("org.ngc-builder.os-origin", "pulled")
@@ -48,7 +53,7 @@ def obtain_os_image(
 
 
 def _obtain(engine: Engine, base: BaseImage, ref: str, strategy: Strategy,
-            sink: LineSink) -> None:
+            sink: LineSink, bootstrapper: Bootstrap | None = None) -> None:
     if strategy == "pull" and not base.pull:
         raise StepError("os-base", "pull", f"{base.name} has no 'pull' reference")
     if strategy in ("auto", "pull") and base.pull:
@@ -61,7 +66,7 @@ def _obtain(engine: Engine, base: BaseImage, ref: str, strategy: Strategy,
             sink(f"pull failed ({exc.message}); bootstrapping {base.name} instead")
     if base.bootstrap is None:
         raise StepError("os-base", "bootstrap", f"{base.name} has no bootstrap section")
-    bootstrap(engine, base, ref, sink)
+    (bootstrap if bootstrapper is None else bootstrapper)(engine, base, ref, sink)
 
 
 def _pull(engine: Engine, source: str, ref: str, sink: LineSink) -> None:

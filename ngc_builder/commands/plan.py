@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_OK
 from ngc_builder.commands.prepare import prepare, registry_option
-from ngc_builder.plan.decisions import Decision, decide
+from ngc_builder.pipeline.decisions import Decision, decide
 from ngc_builder.records.record import load_record, record_path
 from ngc_builder.render.keys import release_keys
 from ngc_builder.services.engine import Engine, connect_if_running

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.clock import now
 from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.records import archive
-from ngc_builder.records.record import load_record, now, record_path
+from ngc_builder.records.record import load_record, record_path
 
 
 @dataclass(frozen=True)

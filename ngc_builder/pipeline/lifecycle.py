@@ -15,6 +15,7 @@ import requests
 
 from ngc_builder.build import packages, sizegate
 from ngc_builder.build.image import BuildOutcome, build_image, build_labels
+from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.pipeline import reuse
 from ngc_builder.pipeline.run import Run
@@ -22,7 +23,7 @@ from ngc_builder.pipeline.schedule import Ready
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.promote import promote
 from ngc_builder.publish.push import push_candidate
-from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord, now
+from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
 from ngc_builder.runner.report import RunReport
 from ngc_builder.validate import baselines
 from ngc_builder.validate.image import tier_verdicts, validate_image

@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from ngc_builder.build.osbase import Strategy, obtain_os_image
+from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.pipeline.console import Ui
@@ -18,13 +19,7 @@ from ngc_builder.pipeline.lifecycle import process_image
 from ngc_builder.pipeline.run import Run
 from ngc_builder.pipeline.schedule import schedule
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
-from ngc_builder.records.record import (
-    ImageRecord,
-    OsRecord,
-    ReleaseRecord,
-    load_record,
-    now,
-)
+from ngc_builder.records.record import ImageRecord, OsRecord, ReleaseRecord, load_record
 from ngc_builder.runner.report import CheckResult
 from ngc_builder.services.engine import Engine
 from ngc_builder.validate.preflight import strictest_driver

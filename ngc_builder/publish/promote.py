@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.push import set_tag, step_errors
-from ngc_builder.records.record import now
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Registry
 

@@ -6,20 +6,16 @@ reports are made from records, not from memory.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from ngc_builder.clock import now
 from ngc_builder.errors import InputError, Problem
 
 StepStatus = Literal["pending", "ok", "failed", "skipped", "blocked"]
-
-
-def now() -> str:
-    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 class BuildRecord(BaseModel):

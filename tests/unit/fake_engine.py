@@ -20,7 +20,7 @@ from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.release import run_images
 from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
 from ngc_builder.plan.dag import ReleasePlan
-from ngc_builder.records.record import ReleaseRecord
+from ngc_builder.records.record import ImageRecord, ReleaseRecord
 from ngc_builder.render.contexts import RenderedImage
 from ngc_builder.render.keys import ImageKey
 from ngc_builder.runner.report import CheckResult, RunReport
@@ -350,3 +350,19 @@ class TableRegistry:
 
     def list_tags(self, name: str) -> list[str]:
         return sorted(tag for (held, tag) in self.tags if held == name)
+
+
+DIGEST = "sha256:" + "aa" * 32
+OTHER = "sha256:" + "bb" * 32
+
+
+def published(names: list[str]) -> ReleaseRecord:
+    """A record whose images were all pushed, at DIGEST."""
+    record = ReleaseRecord(release="26.11", registry="localhost:5000", manifest="26.11.yaml")
+    for name in names:
+        image = ImageRecord(name=name, kind="framework")
+        image.push.status, image.push.digest = "ok", DIGEST
+        record.images[name] = image
+    return record
+
+

@@ -9,6 +9,7 @@ import pytest
 
 from ngc_builder.runner import archs
 from ngc_builder.runner.archs import GpuCode, coverage_gaps, scan_library
+from ngc_builder.runner.report import CheckResult
 from ngc_builder.runner.suite import Check, RunEnv, run_check
 
 pytestmark = pytest.mark.unit
@@ -86,7 +87,7 @@ def test_release_targets_need_sass_but_the_present_gpu_may_use_ptx() -> None:
 
 
 def run_archs(monkeypatch: pytest.MonkeyPatch, libraries: list[Path], expect: dict[str, object],
-              gpus: list[tuple[str, str]] | None = None) -> object:
+              gpus: list[tuple[str, str]] | None = None) -> CheckResult:
     monkeypatch.setattr(archs, "shipped_libraries", lambda wheels: iter(libraries))
     monkeypatch.setattr(archs, "cuda_devices", lambda: gpus or [])
     env = RunEnv(expect, "required" if gpus else "none", bool(gpus), bool(gpus))

@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from ngc_builder.runner import nvml, perf, suite
+from ngc_builder.runner import nvml, perf
 from ngc_builder.runner.perf import Threshold, bus_bandwidth, threshold_for, verdict
+from ngc_builder.runner.report import NO_GPU
 from ngc_builder.runner.suite import Check, RunEnv, run_check
 
 pytestmark = pytest.mark.unit
@@ -101,4 +102,4 @@ def test_measure_records_evidence_and_fails_below_threshold(
 
 def test_measure_is_skipped_without_gpu() -> None:
     result = run_check(measuring_check([1.0] * 7), RunEnv({}, "none", False, False))
-    assert result.status == "skip" and result.message == suite.NO_GPU
+    assert result.status == "skip" and result.message == NO_GPU

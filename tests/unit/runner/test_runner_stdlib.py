@@ -62,7 +62,7 @@ def newer_than_39(path: Path) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            names = {keyword.arg for keyword in node.keywords}
+            names = {keyword.arg for keyword in node.keywords if keyword.arg is not None}
             func = getattr(node.func, "id", getattr(node.func, "attr", ""))
             # format_exception(exc) with one argument is 3.10+ as well.
             if (func == "dataclass" and names & {"slots", "kw_only"}) or (

@@ -15,7 +15,7 @@ from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 
 pytestmark = pytest.mark.unit
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 # Parent tags carry a digest of the parent's context (runner code included): golden files
 # pin the text around it, test_parent_digest_* pin the digest's behaviour.
 DIGEST_TAG = re.compile(r"-py3-[0-9a-f]{12}")

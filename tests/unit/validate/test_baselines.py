@@ -13,7 +13,7 @@ from ngc_builder.validate import baselines
 
 pytestmark = pytest.mark.unit
 H100 = "NVIDIA H100 80GB HBM3"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def entry(release: str, lineage: str = "pytorch", median: float = 650.0) -> baselines.Entry:

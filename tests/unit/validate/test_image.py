@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
@@ -15,6 +14,7 @@ from ngc_builder.validate.image import (
     parse_report,
     runner_environment,
 )
+from tests.unit.fake_engine import FakeClient, FakeEngine
 
 pytestmark = pytest.mark.unit
 SEGFAULT = """\
@@ -48,32 +48,26 @@ def test_garbage_on_stdout_is_a_failure_not_a_pass() -> None:
     assert "runner exited 1" in parsed.checks[0].message
 
 
-class FakeApi:
-    def __init__(self, labels: dict[str, str]) -> None:
-        self.labels = labels
-
-    def inspect_image(self, ref: str) -> dict[str, Any]:
-        return {"Config": {"Labels": self.labels}}
-
-
-class FakeClient:
-    def __init__(self, labels: dict[str, str]) -> None:
-        self.api = FakeApi(labels)
+def labelled(labels: dict[str, str]) -> FakeClient:
+    """An engine holding one image, "img", with these labels."""
+    engine = FakeEngine()
+    engine.images["img"] = {"name": "img", "labels": labels}
+    return FakeClient(engine)
 
 
 def test_labels_equal_to_the_plan_pass() -> None:
-    result = check_labels(FakeClient({"a": "1", "b": "2", "extra": "x"}), "img", {"a": "1"})
+    result = check_labels(labelled({"a": "1", "b": "2", "extra": "x"}), "img", {"a": "1"})
     assert result.status == "pass"
 
 
 def test_a_wrong_or_missing_label_fails_with_both_values() -> None:
-    result = check_labels(FakeClient({"a": "9"}), "img", {"a": "1", "b": "2"})
+    result = check_labels(labelled({"a": "9"}), "img", {"a": "1", "b": "2"})
     assert result.status == "fail" and result.fault == "image"
     assert "a='9' (want '1')" in result.message and "b=None (want '2')" in result.message
 
 
 def test_no_manifest_means_the_label_check_is_skipped_not_passed() -> None:
-    assert check_labels(FakeClient({}), "img", {}).status == "skip"
+    assert check_labels(labelled({}), "img", {}).status == "skip"
 
 
 def test_markdown_summary_lists_every_check() -> None:

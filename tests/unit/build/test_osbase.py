@@ -13,6 +13,11 @@ from ngc_builder.build import osbase
 from ngc_builder.build.osbase import _first_mirror, _obtain, ensure_os_image, host_debian_mirror
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.models import BaseImage
+from ngc_builder.services.engine import Engine
+from ngc_builder.services.streams import LineSink
+from tests.unit.fake_engine import FakeApi as SharedApi
+from tests.unit.fake_engine import FakeClient as SharedClient
+from tests.unit.fake_engine import FakeEngine
 
 pytestmark = pytest.mark.unit
 
@@ -53,36 +58,42 @@ def base_image(pull: str | None = "debian:bookworm", bootstrap: bool = True) -> 
     return BaseImage.model_validate(data)
 
 
-class FakeApi:
+class FakeApi(SharedApi):
+    """Pulls that stream the given chunks (or raise), and the images already present."""
+
     def __init__(self, pull_chunks: list[Mapping[str, Any]] | None = None,
                  pull_raises: Exception | None = None, images: set[str] | None = None) -> None:
+        super().__init__(FakeEngine())
         self.pull_chunks = pull_chunks or []
         self.pull_raises = pull_raises
-        self.images = images or set()
+        self.present = images or set()
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
-    def pull(self, repository: str, **kwargs: Any) -> Iterator[Mapping[str, Any]]:
-        self.calls.append(("pull", (repository,), kwargs))
+    def pull(self, repository: str, *, stream: bool, decode: bool, tag: str | None = None,
+             ) -> Iterator[Mapping[str, Any]]:
+        self.calls.append(("pull", (repository,), {"tag": tag, "stream": stream,
+                                                   "decode": decode}))
         if self.pull_raises is not None:
             raise self.pull_raises
         return iter(self.pull_chunks)
 
-    def tag(self, *args: Any, **kwargs: Any) -> bool:
-        self.calls.append(("tag", args, kwargs))
+    def tag(self, image: str, repository: str, tag: str) -> bool:
+        self.calls.append(("tag", (image, repository, tag), {}))
         return True
 
-    def inspect_image(self, ref: str) -> dict[str, Any]:
-        if ref not in self.images:
-            raise docker.errors.ImageNotFound(f"no such image: {ref}")
+    def inspect_image(self, image: str) -> dict[str, Any]:
+        if image not in self.present:
+            raise docker.errors.ImageNotFound(f"no such image: {image}")
         return {"Id": "sha256:" + "aa" * 32}
 
     def names(self) -> list[str]:
         return [name for name, _, _ in self.calls]
 
 
-class FakeClient:
+class FakeClient(SharedClient):
     def __init__(self, api: FakeApi) -> None:
-        self.api = api
+        super().__init__(api.engine)
+        self.api: FakeApi = api
 
 
 PULL_ERROR: list[Mapping[str, Any]] = [
@@ -97,15 +108,16 @@ PULL_OK: list[Mapping[str, Any]] = [
 ]
 
 
+class Bootstraps(list[tuple[Any, BaseImage, str]]):
+    """A bootstrapper that only records what it was asked to bootstrap."""
+
+    def __call__(self, engine: Engine, base: BaseImage, ref: str, sink: LineSink) -> None:
+        self.append((engine, base, ref))
+
+
 @pytest.fixture
-def bootstraps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, BaseImage, str]]:
-    calls: list[tuple[Any, BaseImage, str]] = []
-
-    def fake_bootstrap(client: Any, base: BaseImage, ref: str, sink: Any) -> None:
-        calls.append((client, base, ref))
-
-    monkeypatch.setattr(osbase, "bootstrap", fake_bootstrap)
-    return calls
+def bootstraps() -> Bootstraps:
+    return Bootstraps()
 
 
 # --- mirrors -----------------------------------------------------------------------------
@@ -156,12 +168,12 @@ def test_host_debian_mirror_reads_apt_files_in_order(
 
 
 def test_auto_falls_back_to_bootstrap_when_the_pull_stream_errors(
-    bootstraps: list[tuple[Any, BaseImage, str]],
+    bootstraps: Bootstraps,
 ) -> None:
     client = FakeClient(FakeApi(PULL_ERROR))
     base = base_image()
     lines: list[str] = []
-    _obtain(client, base, REF, "auto", lines.append)
+    _obtain(client, base, REF, "auto", lines.append, bootstraps)
     assert client.api.calls == [
         ("pull", ("debian",), {"tag": "bookworm", "stream": True, "decode": True})]
     assert bootstraps == [(client, base, REF)]
@@ -169,20 +181,20 @@ def test_auto_falls_back_to_bootstrap_when_the_pull_stream_errors(
 
 
 def test_auto_falls_back_when_the_pull_call_itself_fails(
-    bootstraps: list[tuple[Any, BaseImage, str]],
+    bootstraps: Bootstraps,
 ) -> None:
     client = FakeClient(FakeApi(pull_raises=docker.errors.APIError("500 Server Error")))
-    _obtain(client, base_image(), REF, "auto", lambda _: None)
+    _obtain(client, base_image(), REF, "auto", lambda _: None, bootstraps)
     assert len(bootstraps) == 1
     assert "tag" not in client.api.names()
 
 
 def test_pull_mode_raises_on_a_pull_stream_error(
-    bootstraps: list[tuple[Any, BaseImage, str]],
+    bootstraps: Bootstraps,
 ) -> None:
     client = FakeClient(FakeApi(PULL_ERROR))
     with pytest.raises(StepError) as caught:
-        _obtain(client, base_image(), REF, "pull", lambda _: None)
+        _obtain(client, base_image(), REF, "pull", lambda _: None, bootstraps)
     assert caught.value.image == "os-base"
     assert caught.value.step == "pull debian:bookworm"
     assert "no such host" in caught.value.message
@@ -191,27 +203,27 @@ def test_pull_mode_raises_on_a_pull_stream_error(
 
 
 def test_auto_without_bootstrap_section_raises(
-    bootstraps: list[tuple[Any, BaseImage, str]],
+    bootstraps: Bootstraps,
 ) -> None:
     client = FakeClient(FakeApi(PULL_ERROR))
     with pytest.raises(StepError, match="pull debian:bookworm"):
-        _obtain(client, base_image(bootstrap=False), REF, "auto", lambda _: None)
+        _obtain(client, base_image(bootstrap=False), REF, "auto", lambda _: None, bootstraps)
     assert bootstraps == []
 
 
-def test_successful_pull_tags_the_os_ref(bootstraps: list[tuple[Any, BaseImage, str]]) -> None:
+def test_successful_pull_tags_the_os_ref(bootstraps: Bootstraps) -> None:
     client = FakeClient(FakeApi(PULL_OK))
     lines: list[str] = []
-    _obtain(client, base_image(), REF, "auto", lines.append)
+    _obtain(client, base_image(), REF, "auto", lines.append, bootstraps)
     assert client.api.calls[-1] == (
         "tag", ("debian:bookworm", "ngc-local/os-debian-bookworm", "12"), {})
     assert bootstraps == []
     assert "Status: Downloaded newer image for debian:bookworm" in lines
 
 
-def test_bootstrap_mode_never_pulls(bootstraps: list[tuple[Any, BaseImage, str]]) -> None:
+def test_bootstrap_mode_never_pulls(bootstraps: Bootstraps) -> None:
     client = FakeClient(FakeApi(PULL_OK))
-    _obtain(client, base_image(), REF, "bootstrap", lambda _: None)
+    _obtain(client, base_image(), REF, "bootstrap", lambda _: None, bootstraps)
     assert client.api.calls == []
     assert len(bootstraps) == 1
 
@@ -224,10 +236,10 @@ def test_no_pull_reference_and_no_bootstrap_is_an_error() -> None:
 
 
 def test_ensure_os_image_reuses_an_existing_image(
-    bootstraps: list[tuple[Any, BaseImage, str]],
+    bootstraps: Bootstraps,
 ) -> None:
     client = FakeClient(FakeApi(PULL_OK, images={REF}))
-    assert ensure_os_image(client, base_image(), REF, "auto", lambda _: None) == (
+    assert ensure_os_image(client, base_image(), REF, "auto", lambda _: None, bootstraps) == (
         "sha256:" + "aa" * 32)
     assert client.api.calls == []
     assert bootstraps == []

@@ -1,0 +1,48 @@
+"""Release notes against the archived previous release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ngc_builder.manifest.load import load_release
+from ngc_builder.records import archive, notes
+from ngc_builder.services.registry import Manifest
+from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.fake_engine import DIGEST, TableRegistry, published
+
+pytestmark = pytest.mark.unit
+
+
+def write_packages(path: Path, pip: dict[str, str]) -> str:
+    path.write_text(json.dumps({"pip": pip, "dpkg": {"libc6": "2.41-12"}}))
+    return str(path)
+
+
+def test_notes_diff_against_the_archived_previous_release(
+    write_release: WriteRelease, tmp_path: Path
+) -> None:
+    manifest = write_release(GOOD_RELEASE)
+    loaded = load_release(manifest)
+    old = published(["jax"])
+    old.release = "26.10"
+    old.images["jax"].build.packages = write_packages(tmp_path / "old.json", {"jax": "0.11.0"})
+    archive.write(tmp_path / "archive", manifest, old)
+    assert archive.previous_release(tmp_path / "archive", "26.11") == "26.10"
+    new = published(["jax", "pytorch"])
+    new.images["jax"].build.packages = write_packages(tmp_path / "new.json", {"jax": "0.12.0"})
+    new.images["pytorch"].build.packages = write_packages(tmp_path / "t.json", {"torch": "2.15"})
+    layers = {"jax": {"sha256:l1": 100, "sha256:l2": 50}, "pytorch": {"sha256:l1": 100,
+                                                                      "sha256:l3": 300}}
+    registry = TableRegistry(manifests={f"{name}@{DIGEST}": Manifest(
+        json.dumps({"layers": [{"digest": d, "size": s} for d, s in blobs.items()]}).encode(),
+        "application/json", DIGEST) for name, blobs in layers.items()})
+    text = notes.release_notes(loaded, new, tmp_path / "archive", registry)
+    assert "## Changes since 26.10" in text
+    assert "- **jax** (pip): changed jax 0.11.0 -> 0.12.0" in text
+    assert "- **pytorch**: new in this release" in text
+    assert "registry stores 0.00 GB" in text and "0.82 x" in text  # 450 of 550 bytes
+    assert "jax==0.12.0" in text
