@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
 
 from tests.conftest import DATA, REPO
@@ -55,9 +56,12 @@ def make_ci_root(root: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def docker_client() -> Any:
+    """docker-py's own client: the tests look at the engine the way other tools do (it also
+    has the `api` and `containers` an `Engine` has, so builder functions accept it)."""
     from ngc_builder.services.engine import connect
 
-    return connect()
+    connect()  # a clear error when no engine answers
+    return docker.from_env(timeout=900)
 
 
 @pytest.fixture(scope="session")
