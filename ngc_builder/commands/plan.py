@@ -13,6 +13,7 @@ from ngc_builder.pipeline.decisions import Decision, decide
 from ngc_builder.records.record import load_record, record_path
 from ngc_builder.render.keys import release_keys
 from ngc_builder.services.engine import Engine, connect_if_running
+from ngc_builder.services.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,13 @@ class PlanOptions:
     as_json: bool = False
 
 
-def plan_command(options: PlanOptions, engine: Engine | None = None) -> int:
-    """`engine`: where local images are looked for (default: the local engine, if it runs)."""
+def plan_command(options: PlanOptions, engine: Engine | None = None,
+                 registry: Registry | None = None) -> int:
+    """`engine`: where local images are looked for (default: the local engine, if it runs);
+    `registry`: what is published (default: --registry, else the manifest's)."""
     prepared = prepare(options.manifest, options.root, stack_check=False,
-                       registry=registry_option(options.registry), ca_bundle=options.ca_bundle)
+                       registry=registry or registry_option(options.registry),
+                       ca_bundle=options.ca_bundle)
     plan = prepared.plan
     keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name())
     record = load_record(record_path(options.build_dir, plan.release))

@@ -89,3 +89,9 @@ def release_text(**replace: str) -> str:
 
 def repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def no_local_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Unit tests hand in fake engines: one that reaches for the real engine finds none."""
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")

@@ -337,8 +337,11 @@ class TableRegistry:
     tags: dict[tuple[str, str], str] = field(default_factory=dict)
     manifests: dict[str, Manifest] = field(default_factory=dict)
     address: str = REGISTRY
+    down: bool = False  # every call fails as an unreachable registry does
 
     def manifest_digest(self, name: str, reference: str) -> str | None:
+        if self.down:
+            raise RegistryError(f"https://{self.address}/v2/: connection refused")
         return self.tags.get((name, reference))
 
     def get_manifest(self, name: str, reference: str) -> Manifest | None:

@@ -9,8 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from ngc_builder.cli import main
+from ngc_builder.commands.plan import PlanOptions, plan_command
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.fake_engine import FakeClient, FakeEngine, TableRegistry
 
 pytestmark = pytest.mark.unit
 
@@ -50,11 +52,12 @@ def test_check_good_manifest_offline(write_release: WriteRelease) -> None:
     assert json.loads(out)["images"] == ["base", "cuda-cu13", "pytorch", "jax"]
 
 
-def test_plan_shows_ngc_tags(write_release: WriteRelease) -> None:
-    manifest = str(write_release(GOOD_RELEASE))
-    code, out, _ = invoke("plan", manifest, "--registry", "registry.example:5000/ngc", "--json")
-    assert code == 0
-    rows = json.loads(out)["images"]
+def test_plan_shows_ngc_tags(write_release: WriteRelease,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    options = PlanOptions(write_release(GOOD_RELEASE), as_json=True)
+    registry = TableRegistry(address="registry.example:5000/ngc", down=True)
+    assert plan_command(options, FakeClient(FakeEngine()), registry) == 0
+    rows = json.loads(capsys.readouterr().out)["images"]
     pushes = [row["ref"] for row in rows]
     # That registry does not answer: every image would be built, and the plan says why.
     assert {row["build"] for row in rows} == {"build"}
@@ -63,6 +66,14 @@ def test_plan_shows_ngc_tags(write_release: WriteRelease) -> None:
                       "registry.example:5000/ngc/cuda-cu13:26.11-py3",
                       "registry.example:5000/ngc/pytorch:26.11-py3",
                       "registry.example:5000/ngc/jax:26.11-py3"]
+
+
+def test_plan_refuses_a_bad_registry_option(write_release: WriteRelease) -> None:
+    manifest = str(write_release(GOOD_RELEASE))
+    code, _, err = invoke("plan", manifest, "--registry", "registry.example:99999/ngc")
+    assert code == 2
+    assert err.strip() == ("--registry:1: registry: 'registry.example:99999/ngc' is not "
+                           "host[:port][/namespace]")
 
 
 def test_render_writes_dockerfiles(write_release: WriteRelease, tmp_path: Path) -> None:
