@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ngc_builder.redact import strip_userinfo
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -15,7 +17,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.field}: {self.message}"
+        return strip_userinfo(f"{self.file}:{self.line}: {self.field}: {self.message}")
 
 
 class InputError(Exception):
@@ -30,6 +32,7 @@ class StepError(Exception):
     """A failed step on one image (exit code 1): names the image and the step."""
 
     def __init__(self, image: str, step: str, message: str) -> None:
+        message = strip_userinfo(message)  # it lands in records and logs
         super().__init__(f"{image}: {step}: {message}")
         self.image = image
         self.step = step

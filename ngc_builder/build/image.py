@@ -13,6 +13,7 @@ import requests
 
 from ngc_builder.errors import StepError
 from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.redact import strip_userinfo
 from ngc_builder.render.contexts import RenderedImage
 from ngc_builder.services.engine import KEY_LABEL, Engine
 from ngc_builder.services.streams import LineSink, StreamError, consume_build
@@ -46,7 +47,10 @@ def project_revision(root: Path) -> str:
 
 
 def project_source(root: Path, configured: str | None) -> str:
-    return configured or _git(root, "remote", "get-url", "origin") or "unknown"
+    """Where the project lives, for the `source` label: never with the token a CI runner
+    clones with (`https://gitlab-ci-token:TOKEN@host/...`)."""
+    found = configured or _git(root, "remote", "get-url", "origin") or "unknown"
+    return strip_userinfo(found)
 
 
 def _git(root: Path, *args: str) -> str | None:

@@ -12,6 +12,7 @@ import docker.errors
 import requests
 
 from ngc_builder.errors import StepError
+from ngc_builder.files import write_atomic
 from ngc_builder.services.engine import Engine
 
 PIP_LIST = ["python", "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]
@@ -42,9 +43,8 @@ def collect(engine: Engine, image_id: str, path: Path) -> Path:
             requests.RequestException) as exc:
         raise StepError(path.name.split(".")[0], "packages", f"cannot list packages: {exc}") \
             from None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"pip": dict(sorted(pip.items())),
-                                "dpkg": dict(sorted(dpkg.items()))}, indent=1) + "\n")
+    write_atomic(path, json.dumps({"pip": dict(sorted(pip.items())),
+                                   "dpkg": dict(sorted(dpkg.items()))}, indent=1) + "\n")
     return path
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_OK
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import write_atomic
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.records import archive
 from ngc_builder.records.matrix import support_matrix
@@ -39,7 +40,7 @@ def report_command(options: ReportOptions, registry: Registry | None = None) -> 
         print(record.model_dump_json(indent=2))
         return EXIT_OK
     options.out.parent.mkdir(parents=True, exist_ok=True)
-    options.out.write_text(support_matrix(loaded, record, path), encoding="utf-8")
+    write_atomic(options.out, support_matrix(loaded, record, path))
     print(f"wrote {options.out}")
     if options.archive_dir is not None:
         print(f"archived {archive.write(options.archive_dir, options.manifest, record)}")
@@ -55,7 +56,7 @@ def _write_notes(options: ReportOptions, loaded: LoadedRelease, record: ReleaseR
     target = notes / f"{record.release}.md" if notes.suffix != ".md" else notes
     target.parent.mkdir(parents=True, exist_ok=True)
     archive_dir = options.archive_dir or archive.DEFAULT_DIR
-    target.write_text(release_notes(loaded, record, archive_dir, registry), encoding="utf-8")
+    write_atomic(target, release_notes(loaded, record, archive_dir, registry))
     print(f"wrote {target}")
 
 

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
+from ngc_builder.redact import strip_userinfo
 
 GB = 1_000_000_000
 
@@ -35,11 +36,13 @@ class Ui:
         self.positions = {name: f"[{i}/{len(images)}] " for i, name in enumerate(images, 1)}
 
     def step(self, image: str, message: str) -> None:
+        message = strip_userinfo(message)
         where = self.positions.get(image, "")
         self.console.print(Text.assemble((f"==> {where}{image}: ", "bold cyan"), message))
         self._write(image, f"==> {message}")
 
     def problem(self, image: str, message: str) -> None:
+        message = strip_userinfo(message)
         self.console.print(Text.assemble((f"!!! {image}: ", "bold red"), message))
         self._write(image, f"!!! {message}")
 
@@ -47,6 +50,7 @@ class Ui:
         return LineWriter(self, image)
 
     def line(self, image: str, text: str) -> None:
+        text = strip_userinfo(text)  # build and push output may echo an index URL
         if self.show_logs:
             self.console.print(Text(f"    {image} | {text}", style="dim"), soft_wrap=True)
         self._write(image, text)

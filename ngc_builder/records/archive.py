@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import write_atomic
 from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.records.record import ReleaseRecord
 
@@ -54,7 +55,7 @@ def write(archive: Path, manifest: Path, record: ReleaseRecord) -> Path:
     archived = ArchivedRelease(release=record.release, registry=record.registry,
                                revision=next(iter(revisions - {None}), None), images=images,
                                rebuilds=previous.rebuilds if previous else [])
-    (target / "release.json").write_text(archived.model_dump_json(indent=2) + "\n")
+    write_atomic(target / "release.json", archived.model_dump_json(indent=2) + "\n")
     return target
 
 
@@ -89,4 +90,4 @@ def note_rebuild(archive: Path, release: str, moves: list[dict[str, str]]) -> No
         return
     archived.rebuilds.extend(moves)
     path = release_dir(archive, release) / "release.json"
-    path.write_text(json.dumps(archived.model_dump(), indent=2) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(archived.model_dump(), indent=2) + "\n")

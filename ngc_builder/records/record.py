@@ -6,7 +6,6 @@ reports are made from records, not from memory.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ngc_builder.clock import now
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import write_atomic
 
 StepStatus = Literal["pending", "ok", "failed", "skipped", "blocked"]
 
@@ -134,7 +134,4 @@ def load_record(path: Path) -> ReleaseRecord | None:
 
 
 def save_record(record: ReleaseRecord, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_suffix(".json.tmp")
-    scratch.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(scratch, path)
+    write_atomic(path, record.model_dump_json(indent=2) + "\n")

@@ -5,13 +5,13 @@ to (0.93 x the median for the same GPU model, driver branch and image lineage)."
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import write_atomic
 from ngc_builder.runner.report import RunReport
 
 DEFAULT_FILE = Path("baselines") / "gpu.json"
@@ -95,8 +95,5 @@ def record(path: Path, new: list[Entry]) -> int:
     kept = [entry for entry in book.entries if entry.key not in replaced]
     ordered = sorted(kept + new, key=lambda e: (e.release, e.lineage, e.gpu, e.metric))
     book = book.model_copy(update={"entries": ordered})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_suffix(".tmp")
-    scratch.write_text(json.dumps(book.model_dump(), indent=2) + "\n", encoding="utf-8")
-    os.replace(scratch, path)
+    write_atomic(path, json.dumps(book.model_dump(), indent=2) + "\n")
     return len(new)

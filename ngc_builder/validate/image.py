@@ -18,6 +18,7 @@ import docker.types
 import requests
 
 from ngc_builder.errors import StepError
+from ngc_builder.files import write_atomic
 from ngc_builder.runner.nvml import device_nodes
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.engine import Engine
@@ -62,11 +63,10 @@ def write_reports(
     json_path = out_dir / f"{name}.validation.json"
     junit_path = out_dir / f"{name}.junit.xml"
     out_dir.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
-    (out_dir / f"{name}.runner.stderr").write_text(stderr, encoding="utf-8")
+    write_atomic(json_path, json.dumps(report.to_dict(), indent=2) + "\n")
+    write_atomic(out_dir / f"{name}.runner.stderr", stderr)
     write_junit(report, junit_path, f"ngc.{name}")
-    (out_dir / f"{name}.summary.md").write_text(markdown_summary(report, ref, name),
-                                                encoding="utf-8")
+    write_atomic(out_dir / f"{name}.summary.md", markdown_summary(report, ref, name))
     return json_path, junit_path
 
 

@@ -6,6 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ngc_builder.files import write_atomic
 from ngc_builder.runner.report import CheckResult, RunReport
 
 
@@ -27,8 +28,8 @@ def write_junit(report: RunReport, path: Path, suite_name: str) -> None:
     _counts(suite, report)
     _counts(root, report)
     ET.indent(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    text = ET.tostring(root, encoding="unicode")
+    write_atomic(path, f"<?xml version='1.0' encoding='utf-8'?>\n{text}\n")
 
 
 def _counts(element: ET.Element, report: RunReport) -> None:
