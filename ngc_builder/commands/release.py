@@ -24,6 +24,7 @@ from ngc_builder.pipeline.release import (
     run_images,
 )
 from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
+from ngc_builder.records.lock import release_lock
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
 from ngc_builder.services.engine import Engine, connect, gpu_mode
@@ -68,20 +69,29 @@ def release_command(options: ReleaseOptions, host: Host = Host(),
                        registry=registry or registry_option(options.registry),
                        stack_check=options.stack_check, ca_bundle=options.ca_bundle)
     release_dir = options.build_dir / prepared.plan.release
-    for image in prepared.rendered:
-        image.write(release_dir / "context")
-    mode = host.gpu_mode()
-    if _stopped_by_host(prepared, release_dir, mode, host.preflight):
+    with release_lock(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
+        record = _locked_run(options, prepared, release_dir, host)
+    if record is None:
         return EXIT_FAILED
-    ui = Ui(release_dir / "logs", show_logs=options.show_logs)
-    try:
-        record = _run(options, prepared, RunServices(host.connect(), ui), mode)
-    finally:
-        ui.close()
     selected = [record.images[i.name] for i in prepared.plan.select(options.only)
                 if i.name in record.images]
     _summary(record, selected, options.as_json)
     return EXIT_FAILED if any(image.breaks_the_run for image in selected) else EXIT_OK
+
+
+def _locked_run(options: ReleaseOptions, prepared: Prepared, release_dir: Path,
+                host: Host) -> ReleaseRecord | None:
+    """The run, once this process holds the build dir; None when the host stopped it."""
+    for image in prepared.rendered:
+        image.write(release_dir / "context")
+    mode = host.gpu_mode()
+    if _stopped_by_host(prepared, release_dir, mode, host.preflight):
+        return None
+    ui = Ui(release_dir / "logs", show_logs=options.show_logs)
+    try:
+        return _run(options, prepared, RunServices(host.connect(), ui), mode)
+    finally:
+        ui.close()
 
 
 def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,
