@@ -35,7 +35,8 @@ def plan_command(options: PlanOptions, engine: Engine | None = None,
                        ca_bundle=options.ca_bundle)
     plan = prepared.plan
     keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name())
-    record = load_record(record_path(options.build_dir, plan.release))
+    stored = load_record(record_path(options.build_dir, plan.release))
+    record = stored.for_registry(plan.registry.address) if stored is not None else None
     decisions = decide(plan, keys, record, engine or connect_if_running())
     if options.as_json:
         print(json.dumps({"release": plan.release, "registry": plan.registry.address,

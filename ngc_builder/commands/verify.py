@@ -30,8 +30,8 @@ def verify_command(options: VerifyOptions, registry: Registry | None = None) -> 
     chosen = registry or registry_option(options.registry)
     loaded = load_release(options.manifest, options.root)
     plan = plan_release(loaded, chosen)
-    checks = verify_tags(plan, load_published(options.build_dir, plan.release),
-                         list(loaded.release.aliases))
+    published = load_published(options.build_dir, plan.release, plan.registry.address)
+    checks = verify_tags(plan, published, list(loaded.release.aliases))
     if options.as_json:
         print(json.dumps([check.to_dict() for check in checks], indent=2))
     for check in checks:

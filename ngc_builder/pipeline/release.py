@@ -41,13 +41,15 @@ def host_defects(loaded: LoadedRelease, release_dir: Path, gpu_mode: str,
 
 
 def open_record(path: Path, plan: ReleasePlan, manifest: Path) -> ReleaseRecord:
-    """The record of an earlier run to the same registry (a rerun resumes), else a new one."""
+    """The record of an earlier run to the same registry (a rerun resumes), else a new one;
+    the records of runs against other registries are kept beside it."""
     previous = load_record(path)
-    if previous is not None and previous.registry == plan.registry.address:
-        previous.finished = None
-        return previous
-    return ReleaseRecord(release=plan.release, registry=plan.registry.address,
-                         manifest=str(manifest))
+    if previous is None:
+        return ReleaseRecord(release=plan.release, registry=plan.registry.address,
+                             manifest=str(manifest))
+    record = previous.switched_to(plan.registry.address, str(manifest))
+    record.finished = None
+    return record
 
 
 def obtain_os_images(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,

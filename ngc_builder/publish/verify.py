@@ -23,13 +23,18 @@ class TagCheck:
         return asdict(self)
 
 
-def load_published(build_dir: Path, release: str) -> ReleaseRecord:
+def load_published(build_dir: Path, release: str, registry: str) -> ReleaseRecord:
+    """The record of this release's runs against `registry`."""
     path = record_path(build_dir, release)
     record = load_record(path)
     if record is None:
         raise InputError([Problem(str(path), 1, "(record)",
                                   "no release record: nothing says what was published")])
-    return record
+    section = record.for_registry(registry)
+    if section is None:
+        raise InputError([Problem(str(path), 1, "(record)",
+                                  f"no run of {release} against {registry} is recorded")])
+    return section
 
 
 def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str]) -> list[TagCheck]:

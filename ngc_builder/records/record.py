@@ -115,6 +115,22 @@ class ReleaseRecord(BaseModel):
             return {}
         return value
     images: dict[str, ImageRecord] = Field(default_factory=dict)
+    # The records of runs of this release against other registries (registry -> record): a
+    # run against one registry never overwrites what another one holds.
+    elsewhere: dict[str, ReleaseRecord] = Field(default_factory=dict)
+
+    def for_registry(self, registry: str) -> ReleaseRecord | None:
+        """This release's record for runs against `registry`, if there was one."""
+        return self if self.registry == registry else self.elsewhere.get(registry)
+
+    def switched_to(self, registry: str, manifest: str) -> ReleaseRecord:
+        """The record to resume for a run against `registry`; this one is kept aside."""
+        if registry == self.registry:
+            return self
+        kept = {**self.elsewhere, self.registry: self.model_copy(update={"elsewhere": {}})}
+        current = kept.pop(registry, None) or ReleaseRecord(
+            release=self.release, registry=registry, manifest=manifest)
+        return current.model_copy(update={"elsewhere": kept})
 
 
 def record_path(build_dir: Path, release: str) -> Path:
