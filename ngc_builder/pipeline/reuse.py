@@ -13,6 +13,7 @@ from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
 from ngc_builder.services.engine import find_built
 from ngc_builder.services.registry import RegistryError
+from ngc_builder.services.retry import RetryPolicy
 from ngc_builder.services.streams import StreamError, consume_pull
 
 
@@ -95,8 +96,9 @@ def _pull(run: Run, spec: ImageSpec, digest: str) -> str:
     reference = f"{spec.remote_repository(run.registry)}@{digest}"
     run.ui.step(spec.name, f"pulling {reference}")
     try:
-        consume_pull(run.engine.api.pull(reference, stream=True, decode=True),
-                     run.ui.sink(spec.name))
+        sink = run.ui.sink(spec.name)
+        RetryPolicy.from_env(say=sink).call(f"pull {reference}", lambda: consume_pull(
+            run.engine.api.pull(reference, stream=True, decode=True), sink))
         repository, _, tag = run.inputs.rendered[spec.name].local_ref.rpartition(":")
         run.engine.api.tag(reference, repository, tag)
         return str(run.engine.api.inspect_image(reference)["Id"])

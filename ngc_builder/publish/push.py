@@ -22,7 +22,8 @@ from ngc_builder.errors import StepError
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Registry, RegistryAuthError, RegistryError
-from ngc_builder.services.streams import LineSink, StreamError, consume_push
+from ngc_builder.services.retry import RetryPolicy
+from ngc_builder.services.streams import LineSink, PushResult, StreamError, consume_push
 
 
 @dataclass(frozen=True)
@@ -68,13 +69,21 @@ def push_candidate(
     try:
         with step_errors(spec, "push", ref):
             engine.api.tag(image_id, repository, tag)
-            pushed = consume_push(
-                engine.api.push(repository, tag=tag, stream=True, decode=True), sink)
+            pushed = engine_push(engine, repository, tag, sink)
             _confirm(engine, registry, spec, tag, pushed.digest)
     except StepError:
         _untag(engine, ref)
         raise
     return PushOutcome(ref, pushed.digest, time.monotonic() - started, True)
+
+
+def engine_push(engine: Engine, repository: str, tag: str, sink: LineSink) -> PushResult:
+    """The engine's push, read to its end; again after a transient failure (the engine's
+    own layer retries are over by then), each retry said in the image's log."""
+    return RetryPolicy.from_env(say=sink).call(
+        f"push {repository}:{tag}",
+        lambda: consume_push(engine.api.push(repository, tag=tag, stream=True, decode=True),
+                             sink))
 
 
 def _already_in_registry(engine: Engine, image_id: str, registry: Registry,
@@ -114,8 +123,7 @@ def set_tag(engine: Engine, registry: Registry, spec: ImageSpec, digest: str, ta
             raise
         repository = spec.remote_repository(registry)
         engine.api.tag(image_id, repository, tag)
-        consume_push(engine.api.push(repository, tag=tag, stream=True, decode=True),
-                     lambda _line: None)
+        engine_push(engine, repository, tag, lambda _line: None)
 
 
 def _untag(engine: Engine, ref: str) -> None:

@@ -16,6 +16,8 @@ from typing import Literal, Protocol
 
 import requests
 
+from ngc_builder.services.retry import TRANSIENT_STATUS, RetryPolicy
+
 REGISTRY_RE = re.compile(
     r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
 )
@@ -35,6 +37,10 @@ class RegistryError(Exception):
 
 class RegistryAuthError(RegistryError):
     """The registry wants credentials (HTTP 401/403)."""
+
+
+class RegistryUnavailable(RegistryError):
+    """The registry could not answer now: a lost or refused connection, HTTP 429 or 5xx."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,7 @@ class HttpRegistry:
     namespace: str
     scheme: Literal["http", "https"]
     timeout: float = TIMEOUT
+    retry: RetryPolicy = field(default_factory=RetryPolicy.from_env, compare=False, repr=False)
     session: requests.Session = field(default_factory=requests.Session, compare=False,
                                       repr=False)
 
@@ -170,11 +177,27 @@ class HttpRegistry:
 
     def _request(self, method: str, url: str, headers: dict[str, str],
                  body: bytes | None = None) -> requests.Response:
+        """One call, again after a lost connection, a 429 or a 5xx (bounded, each retry said)."""
         try:
-            return self.session.request(method, url, headers=headers, data=body,
-                                        timeout=self.timeout)
+            return self.retry.call(f"registry {method} {url}",
+                                   lambda: self._send(method, url, headers, body),
+                                   lambda exc: isinstance(exc, RegistryUnavailable))
+        except RegistryUnavailable as exc:
+            raise RegistryUnavailable(f"{exc} (gave up after {self.retry.attempts} attempts)"
+                                      ) from None
+
+    def _send(self, method: str, url: str, headers: dict[str, str],
+              body: bytes | None) -> requests.Response:
+        try:
+            response = self.session.request(method, url, headers=headers, data=body,
+                                            timeout=self.timeout)
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            raise RegistryUnavailable(f"{url}: {exc.__class__.__name__}: {exc}") from None
         except requests.RequestException as exc:
             raise RegistryError(f"{url}: {exc.__class__.__name__}: {exc}") from None
+        if response.status_code in TRANSIENT_STATUS:
+            raise RegistryUnavailable(f"{url}: HTTP {response.status_code}")
+        return response
 
 
 def _raise_for(response: requests.Response, url: str) -> None:

@@ -92,6 +92,7 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def no_local_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def no_local_engine_quick_retries(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Unit tests hand in fake engines: one that reaches for the real engine finds none."""
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
+    monkeypatch.setenv("NGC_RETRY_WAIT", "0.01")  # retries stay bounded and quick

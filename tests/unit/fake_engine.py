@@ -45,6 +45,7 @@ class FakeEngine:
     fail_build: set[str] = field(default_factory=set)
     fail_validation: set[str] = field(default_factory=set)
     fail_push: set[str] = field(default_factory=set)
+    flaky_push: dict[str, int] = field(default_factory=dict)  # image -> pushes that fail first
     hang_validation: set[str] = field(default_factory=set)
     drop_label: dict[str, str] = field(default_factory=dict)
     images: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> name, labels
@@ -178,6 +179,11 @@ class FakeApi:
             engine.built_event(engine.hold_push[name]).wait(timeout=5)
         engine.calls.append(("push", repository, tag))
         yield {"status": f"The push refers to repository [{repository}]"}
+        if engine.flaky_push.get(name, 0) > 0:
+            engine.flaky_push[name] -= 1
+            message = "received unexpected HTTP status: 503 Service Unavailable"
+            yield {"errorDetail": {"message": message}, "error": message}
+            return
         if name in engine.fail_push:
             message = (f"Get \"http://{REGISTRY}/v2/\": dial tcp 127.0.0.1:5000: "
                        "connect: connection refused")

@@ -422,3 +422,13 @@ def test_a_fresh_record_adopts_images_built_from_the_same_key(setup: Setup) -> N
     for name in ALL:
         assert second.images[name].build.reused
         assert second.images[name].build.image_id == first.images[name].build.image_id
+
+
+def test_a_push_that_fails_for_a_moment_is_retried_and_said(setup: Setup) -> None:
+    setup.engine.flaky_push = {"jax": 2}
+    record = setup.go()
+    assert record.images["jax"].push.status == "ok"
+    pushes = [call for call in setup.engine.calls_of("push") if call[1].endswith("/jax")]
+    assert len(pushes) == 3  # two failed attempts, then the push
+    log = (setup.tmp / "logs" / "jax.log").read_text()
+    assert log.count("503 Service Unavailable); again in") == 2

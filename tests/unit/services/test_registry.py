@@ -19,6 +19,7 @@ from ngc_builder.services.registry import (
     parse_registry,
     split_registry,
 )
+from ngc_builder.services.retry import RetryPolicy
 
 pytestmark = pytest.mark.unit
 
@@ -51,6 +52,14 @@ class FakeRegistry(BaseHTTPRequestHandler):
         name, _, tag = path.partition("/manifests/")
         if name == "broken":
             self._answer(500)
+        elif name == "flaky" and sum(1 for seen in self.seen if "/flaky/" in seen[1]) <= 2:
+            self._answer(503)  # the first two calls fail, the third is answered
+        elif name == "flaky":
+            self._answer(200, headers={"Docker-Content-Digest": DIGEST})
+        elif name == "busy":
+            self._answer(429)
+        elif name == "private":
+            self._answer(401)
         elif (name, tag) in MANIFESTS:
             self._answer(200, headers={"Docker-Content-Digest": MANIFESTS[(name, tag)]})
         else:
@@ -103,9 +112,11 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def reg(address: str) -> HttpRegistry:
-    """The registry at `address`, with a short timeout for a test."""
-    return dataclasses.replace(parse_registry(address), timeout=5)
+def reg(address: str, said: list[str] | None = None) -> HttpRegistry:
+    """The registry at `address`, with a short timeout and quick retries for a test."""
+    retry = RetryPolicy(attempts=3, first_wait=0.01, say=(said if said is not None else []
+                                                          ).append)
+    return dataclasses.replace(parse_registry(address), timeout=5, retry=retry)
 
 
 # --- naming ------------------------------------------------------------------------------
@@ -162,9 +173,31 @@ def test_manifest_digest_unknown_is_none(server: str) -> None:
     assert reg(server).manifest_digest("pytorch", "26.11-py3") is None
 
 
-def test_manifest_digest_server_error_raises(server: str) -> None:
-    with pytest.raises(RegistryError, match="HTTP 500"):
-        reg(server).manifest_digest("broken", "26.11-py3")
+def test_manifest_digest_server_error_raises_after_bounded_retries(server: str) -> None:
+    said: list[str] = []
+    with pytest.raises(RegistryError, match=r"HTTP 500 \(gave up after 3 attempts\)"):
+        reg(server, said).manifest_digest("broken", "26.11-py3")
+    assert len(said) == 2 and all("failed (" in line and "HTTP 500" in line for line in said)
+
+
+def test_a_transient_failure_is_retried_and_said(server: str) -> None:
+    said: list[str] = []
+    assert reg(server, said).manifest_digest("flaky", "26.11-py3") == DIGEST
+    assert [line.split(": attempt ")[1][:12] for line in said] == ["1 of 3 faile",
+                                                                  "2 of 3 faile"]
+    assert all("HTTP 503" in line for line in said)
+
+
+def test_429_is_retried_but_401_and_404_are_not(server: str) -> None:
+    said: list[str] = []
+    with pytest.raises(RegistryError, match="HTTP 429"):
+        reg(server, said).manifest_digest("busy", "26.11-py3")
+    assert len(said) == 2
+    said.clear()
+    with pytest.raises(RegistryError, match="HTTP 401"):
+        reg(server, said).manifest_digest("private", "26.11-py3")
+    assert reg(server, said).manifest_digest("jax", "99.01-py3") is None
+    assert said == []
 
 
 def test_list_tags(server: str) -> None:
