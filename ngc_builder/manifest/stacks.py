@@ -9,6 +9,7 @@ copy into the framework layer.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
@@ -22,6 +23,7 @@ from ngc_builder.manifest.models import CudaStack, ImageEntry
 from ngc_builder.manifest.wheels import Fetcher, Target, WheelMetadata, fetch_metadata
 
 MAX_DEPTH = 4
+PARALLEL_ROWS = 4
 
 
 @dataclass(frozen=True)
@@ -47,22 +49,27 @@ def image_requirements(loaded: LoadedRelease, image: ImageEntry) -> list[str]:
 
 def check_stacks(loaded: LoadedRelease, fetch: Fetcher = fetch_metadata) -> None:
     """Raise InputError naming every framework requirement its stack does not meet."""
-    problems: list[Problem] = []
-    for index, image in enumerate(loaded.release.images):
-        if image.expect_failure is not None:
-            # A row known not to work is still attempted; its build is the evidence.
-            continue
-        base = loaded.image_base(image)
-        target = Target(base.python, base.glibc)
-        stack = loaded.release.cuda_stacks[image.stack] if image.stack else None
-        where = ("images", index, "version")
-        try:
-            messages = image_mismatches(loaded, image, stack, target, fetch)
-        except StepError as exc:
-            messages = [f"{exc.step}: {exc.message}"]
-        problems += [loaded.source.problem(where, message) for message in messages]
+    # A row known not to work is still attempted; its build is the evidence.
+    rows = [index for index, image in enumerate(loaded.release.images)
+            if image.expect_failure is None]
+    # Rows in parallel: on a cold cache each wheel is a round trip to the index.
+    with ThreadPoolExecutor(max_workers=PARALLEL_ROWS) as pool:
+        found = pool.map(lambda index: _row_problems(loaded, index, fetch), rows)
+        problems = [problem for row in found for problem in row]
     if problems:
         raise InputError(problems)
+
+
+def _row_problems(loaded: LoadedRelease, index: int, fetch: Fetcher) -> list[Problem]:
+    image = loaded.release.images[index]
+    base = loaded.image_base(image)
+    target = Target(base.python, base.glibc)
+    stack = loaded.release.cuda_stacks[image.stack] if image.stack else None
+    try:
+        messages = image_mismatches(loaded, image, stack, target, fetch)
+    except StepError as exc:
+        messages = [f"{exc.step}: {exc.message}"]
+    return [loaded.source.problem(("images", index, "version"), text) for text in messages]
 
 
 def image_mismatches(
