@@ -16,7 +16,9 @@ from typing import Literal, Protocol
 
 import requests
 
+from ngc_builder.services.registry_auth import AuthError, RegistryAuth, scope_for
 from ngc_builder.services.retry import TRANSIENT_STATUS, RetryPolicy
+from ngc_builder.services.tls import client_cert_for, has_own_ca, verify_for
 
 REGISTRY_RE = re.compile(
     r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
@@ -100,8 +102,14 @@ def parse_registry(address: str, insecure: bool | None = None) -> HttpRegistry:
         raise ValueError(f"{address!r} is not host[:port][/namespace]")
     if insecure is None:
         insecure = os.environ.get("NGC_REGISTRY_INSECURE") == "1"
-    scheme: Literal["http", "https"] = "http" if insecure or is_loopback(host) else "https"
-    return HttpRegistry(host, namespace, scheme)
+    # A loopback registry speaks TLS only when certs.d holds its CA (Docker tries TLS first).
+    plain = insecure or (is_loopback(host) and not has_own_ca(host))
+    scheme: Literal["http", "https"] = "http" if plain else "https"
+    session = requests.Session()
+    if scheme == "https":
+        session.verify = verify_for(host)
+        session.cert = client_cert_for(host)
+    return HttpRegistry(host, namespace, scheme, session=session, auth=RegistryAuth(host))
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,7 @@ class HttpRegistry:
     retry: RetryPolicy = field(default_factory=RetryPolicy.from_env, compare=False, repr=False)
     session: requests.Session = field(default_factory=requests.Session, compare=False,
                                       repr=False)
+    auth: RegistryAuth | None = field(default=None, compare=False, repr=False)
 
     @property
     def address(self) -> str:
@@ -124,9 +133,12 @@ class HttpRegistry:
     def base_url(self) -> str:
         return f"{self.scheme}://{self.host}/v2"
 
+    def path(self, name: str) -> str:
+        """The repository's path in the registry: 'team/jax'."""
+        return f"{self.namespace}/{name}" if self.namespace else name
+
     def url(self, name: str, *parts: str) -> str:
-        path = f"{self.namespace}/{name}" if self.namespace else name
-        return "/".join((self.base_url, path, *parts))
+        return "/".join((self.base_url, self.path(name), *parts))
 
     def manifest_digest(self, name: str, reference: str) -> str | None:
         """Digest the registry holds for name:tag or name@digest (manifest HEAD), or None."""
@@ -146,7 +158,7 @@ class HttpRegistry:
         """Point name:tag at an existing manifest (its blobs are already there): no push."""
         url = self.url(name, "manifests", tag)
         response = self._request("PUT", url, {"Content-Type": manifest.media_type},
-                                 manifest.body)
+                                 manifest.body, scope_for(self.path(name), write=True))
         _raise_for(response, url)
         held = response.headers.get("Docker-Content-Digest", manifest.digest)
         if held != manifest.digest:
@@ -155,7 +167,7 @@ class HttpRegistry:
 
     def list_tags(self, name: str) -> list[str]:
         url = self.url(name, "tags", "list")
-        response = self._request("GET", url, {})
+        response = self._request("GET", url, {}, scope=scope_for(self.path(name), write=False))
         if response.status_code == 404:
             return []
         _raise_for(response, url)
@@ -169,22 +181,42 @@ class HttpRegistry:
 
     def _read_manifest(self, method: str, name: str, reference: str) -> requests.Response | None:
         url = self.url(name, "manifests", reference)
-        response = self._request(method, url, {"Accept": MANIFEST_TYPES})
+        response = self._request(method, url, {"Accept": MANIFEST_TYPES},
+                                 scope=scope_for(self.path(name), write=False))
         if response.status_code == 404:
             return None
         _raise_for(response, url)
         return response
 
     def _request(self, method: str, url: str, headers: dict[str, str],
-                 body: bytes | None = None) -> requests.Response:
-        """One call, again after a lost connection, a 429 or a 5xx (bounded, each retry said)."""
+                 body: bytes | None = None, scope: str = "") -> requests.Response:
+        """One call, again after a lost connection, a 429 or a 5xx (bounded, each retry
+        said), with the authorization the registry asks for."""
         try:
             return self.retry.call(f"registry {method} {url}",
-                                   lambda: self._send(method, url, headers, body),
+                                   lambda: self._authorized(method, url, headers, body, scope),
                                    lambda exc: isinstance(exc, RegistryUnavailable))
         except RegistryUnavailable as exc:
             raise RegistryUnavailable(f"{exc} (gave up after {self.retry.attempts} attempts)"
                                       ) from None
+
+    def _authorized(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
+                    scope: str) -> requests.Response:
+        if self.auth is None:
+            return self._send(method, url, headers, body)
+        try:
+            response = self._send(method, url, {**headers, **self.auth.headers(scope)}, body)
+            if response.status_code != 401:
+                return response
+            self.auth.answer(response.headers.get("WWW-Authenticate", ""), scope,
+                             self.session, self.timeout)
+            response = self._send(method, url, {**headers, **self.auth.headers(scope)}, body)
+        except AuthError as exc:
+            raise RegistryAuthError(f"{url}: {exc}") from None
+        if response.status_code in (401, 403):
+            raise RegistryAuthError(f"{url}: HTTP {response.status_code}: "
+                                    f"{self.auth.rejected()}")
+        return response
 
     def _send(self, method: str, url: str, headers: dict[str, str],
               body: bytes | None) -> requests.Response:

@@ -96,3 +96,5 @@ def no_local_engine_quick_retries(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     """Unit tests hand in fake engines: one that reaches for the real engine finds none."""
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
     monkeypatch.setenv("NGC_RETRY_WAIT", "0.01")  # retries stay bounded and quick
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))  # no one's logins
+    monkeypatch.setenv("NGC_DOCKER_CERTS_D", str(tmp_path / "certs.d"))

@@ -59,7 +59,7 @@ class FakeRegistry(BaseHTTPRequestHandler):
         elif name == "busy":
             self._answer(429)
         elif name == "private":
-            self._answer(401)
+            self._answer(401, headers={"WWW-Authenticate": 'Basic realm="test"'})
         elif (name, tag) in MANIFESTS:
             self._answer(200, headers={"Docker-Content-Digest": MANIFESTS[(name, tag)]})
         else:
@@ -194,7 +194,7 @@ def test_429_is_retried_but_401_and_404_are_not(server: str) -> None:
         reg(server, said).manifest_digest("busy", "26.11-py3")
     assert len(said) == 2
     said.clear()
-    with pytest.raises(RegistryError, match="HTTP 401"):
+    with pytest.raises(RegistryError, match=f"needs credentials: run `docker login {server}`"):
         reg(server, said).manifest_digest("private", "26.11-py3")
     assert reg(server, said).manifest_digest("jax", "99.01-py3") is None
     assert said == []
