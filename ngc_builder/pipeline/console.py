@@ -38,12 +38,15 @@ class Ui:
     def step(self, image: str, message: str) -> None:
         message = strip_userinfo(message)
         where = self.positions.get(image, "")
-        self.console.print(Text.assemble((f"==> {where}{image}: ", "bold cyan"), message))
+        self.console.print(Text.assemble((f"==> {where}{image}: ", "bold cyan"), message),
+                           soft_wrap=True)
         self._write(image, f"==> {message}")
 
     def problem(self, image: str, message: str) -> None:
         message = strip_userinfo(message)
-        self.console.print(Text.assemble((f"!!! {image}: ", "bold red"), message))
+        # One problem, one line, however long: CI logs and greps read it whole.
+        self.console.print(Text.assemble((f"!!! {image}: ", "bold red"), message),
+                           soft_wrap=True)
         self._write(image, f"!!! {message}")
 
     def sink(self, image: str) -> LineWriter:

@@ -221,8 +221,12 @@ class HttpRegistry:
     def _send(self, method: str, url: str, headers: dict[str, str],
               body: bytes | None) -> requests.Response:
         try:
+            # verify= given per call: requests lets REQUESTS_CA_BUNDLE override the session's.
             response = self.session.request(method, url, headers=headers, data=body,
-                                            timeout=self.timeout)
+                                            timeout=self.timeout, verify=self.session.verify)
+        except requests.exceptions.SSLError as exc:
+            raise RegistryError(f"{url}: TLS: {_reason(exc)}; a registry with its own CA needs "
+                                f"it in /etc/docker/certs.d/{self.host}/ca.crt") from None
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise RegistryUnavailable(f"{url}: {exc.__class__.__name__}: {exc}") from None
         except requests.RequestException as exc:
@@ -230,6 +234,12 @@ class HttpRegistry:
         if response.status_code in TRANSIENT_STATUS:
             raise RegistryUnavailable(f"{url}: HTTP {response.status_code}")
         return response
+
+
+def _reason(exc: Exception) -> str:
+    """The innermost reason of a requests error, not urllib3's retry wrapping."""
+    found = re.search(r"\[SSL: [A-Z_]+\][^(')]*", str(exc))
+    return found.group(0).strip() if found else exc.__class__.__name__
 
 
 def _raise_for(response: requests.Response, url: str) -> None:

@@ -95,7 +95,8 @@ class RegistryAuth:
         credentials = self.credentials()
         auth = (credentials.username, credentials.secret) if credentials else None
         try:
-            answer = session.get(realm, params=query, auth=auth, timeout=timeout)
+            answer = session.get(realm, params=query, auth=auth, timeout=timeout,
+                                 verify=session.verify)
         except requests.RequestException as exc:
             raise AuthError(f"token service of {self.host}: {exc.__class__.__name__}") from None
         if answer.status_code in (401, 403):
