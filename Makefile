@@ -36,7 +36,7 @@ lint: setup ## ruff + mypy
 	$(BIN)/mypy ngc_builder tests
 
 release: setup engine ## build, validate and push $(RELEASE) to the local registry
-	$(BIN)/ngc-builder release $(RELEASE)
+	$(BIN)/ngc-builder release $(RELEASE) $$(bash ci/registry-option.sh)
 
 bench: setup engine ## release speed and registry bytes against a naive script (long; docs/performance.md)
 	$(BIN)/python bench/release_vs_naive.py
@@ -45,7 +45,8 @@ test-gpu: setup ## T1-T3 in host mode on this machine's NVIDIA GPU (skipped with
 	$(BIN)/python -m pytest -m gpu tests/gpu $(PYTEST_ARGS)
 
 test-frameworks: setup engine ## every row of $(RELEASE) built and validated, nothing pushed (long)
-	$(BIN)/ngc-builder release $(RELEASE) --no-push --build-dir build/test-frameworks
+	$(BIN)/ngc-builder release $(RELEASE) --no-push --build-dir build/test-frameworks \
+		$$(bash ci/registry-option.sh)
 	$(BIN)/ngc-builder report $(RELEASE) --build-dir build/test-frameworks \
 		--out build/test-frameworks/support-matrix.md
 	$(BIN)/python -m pytest -m frameworks $(PYTEST_ARGS)

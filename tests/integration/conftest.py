@@ -17,7 +17,15 @@ import pytest
 
 from tests.conftest import DATA, REPO
 
-REGISTRY_HOST = os.environ.get("NGC_TEST_REGISTRY", "localhost:5000")
+
+def _setup_registry() -> str | None:
+    """Where ci/setup-engine.sh put ngc-builder's registry when its default was taken."""
+    done = subprocess.run(["bash", str(REPO / "ci" / "registry-option.sh")],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.split()[-1] if done.stdout.strip() else None
+
+
+REGISTRY_HOST = os.environ.get("NGC_TEST_REGISTRY") or _setup_registry() or "localhost:5000"
 
 
 @dataclass(frozen=True)

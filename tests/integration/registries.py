@@ -101,6 +101,24 @@ def _config(folder: Path, port: int, auth: dict[str, object], tls: dict[str, str
     return path
 
 
+def _htpasswd(folder: Path) -> dict[str, object]:
+    hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=5)).decode()
+    (folder / "htpasswd").write_text(f"{USER}:{hashed}\n")
+    return {"htpasswd": {"realm": "ngc-test", "path": str(folder / "htpasswd")}}
+
+
+@contextlib.contextmanager
+def htpasswd_registry(folder: Path, port: int) -> Iterator[RunningRegistry]:
+    """What Debian's packaged docker-registry service serves: htpasswd, plain HTTP."""
+    config = _config(folder, port, _htpasswd(folder), None)
+    process = _serve(config, f"http://127.0.0.1:{port}/v2/", folder / "registry.log")
+    try:
+        yield RunningRegistry(f"127.0.0.1:{port}", "http")
+    finally:
+        process.kill()
+        process.wait()
+
+
 @contextlib.contextmanager
 def htpasswd_tls_registry(folder: Path) -> Iterator[RunningRegistry]:
     """htpasswd auth behind TLS; its CA in /etc/docker/certs.d/<host>/ca.crt, as Docker reads
@@ -112,10 +130,7 @@ def htpasswd_tls_registry(folder: Path) -> Iterator[RunningRegistry]:
     server = _cert("127.0.0.1", server_key, ("ngc test CA", ca_key), ca=False)
     (folder / "server.crt").write_bytes(_pem(server))
     (folder / "server.key").write_bytes(_key_pem(server_key))
-    hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=5)).decode()
-    (folder / "htpasswd").write_text(f"{USER}:{hashed}\n")
-    config = _config(folder, port, {"htpasswd": {"realm": "ngc-test",
-                                                 "path": str(folder / "htpasswd")}},
+    config = _config(folder, port, _htpasswd(folder),
                      {"certificate": str(folder / "server.crt"),
                       "key": str(folder / "server.key")})
     certs = CERTS_D / host
