@@ -76,6 +76,16 @@ def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
                              serialization.NoEncryption())
 
 
+@contextlib.contextmanager
+def _running(config: Path, url: str, log: Path) -> Iterator[None]:
+    process = _serve(config, url, log)
+    try:
+        yield
+    finally:
+        process.kill()
+        process.wait()
+
+
 def _serve(config: Path, url: str, log: Path) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(["docker-registry", "serve", str(config)],
                                stdout=log.open("ab"), stderr=subprocess.STDOUT)
@@ -111,12 +121,8 @@ def _htpasswd(folder: Path) -> dict[str, object]:
 def htpasswd_registry(folder: Path, port: int) -> Iterator[RunningRegistry]:
     """What Debian's packaged docker-registry service serves: htpasswd, plain HTTP."""
     config = _config(folder, port, _htpasswd(folder), None)
-    process = _serve(config, f"http://127.0.0.1:{port}/v2/", folder / "registry.log")
-    try:
+    with _running(config, f"http://127.0.0.1:{port}/v2/", folder / "registry.log"):
         yield RunningRegistry(f"127.0.0.1:{port}", "http")
-    finally:
-        process.kill()
-        process.wait()
 
 
 @contextlib.contextmanager
@@ -136,12 +142,10 @@ def htpasswd_tls_registry(folder: Path) -> Iterator[RunningRegistry]:
     certs = CERTS_D / host
     certs.mkdir(parents=True, exist_ok=True)
     (certs / "ca.crt").write_bytes(_pem(ca))
-    process = _serve(config, f"https://{host}/v2/", folder / "registry.log")
     try:
-        yield RunningRegistry(host, "https")
+        with _running(config, f"https://{host}/v2/", folder / "registry.log"):
+            yield RunningRegistry(host, "https")
     finally:
-        process.kill()
-        process.wait()
         shutil.rmtree(certs, ignore_errors=True)
 
 
@@ -201,11 +205,9 @@ def token_registry(folder: Path) -> Iterator[RunningRegistry]:
     config = _config(folder, port, {"token": {
         "realm": realm, "service": "ngc-test", "issuer": "ngc-test-issuer",
         "rootcertbundle": str(folder / "issuer.crt")}}, None)
-    process = _serve(config, f"http://127.0.0.1:{port}/v2/", folder / "registry.log")
     try:
-        yield RunningRegistry(f"127.0.0.1:{port}", "http")
+        with _running(config, f"http://127.0.0.1:{port}/v2/", folder / "registry.log"):
+            yield RunningRegistry(f"127.0.0.1:{port}", "http")
     finally:
-        process.kill()
-        process.wait()
         issuer.shutdown()
         issuer.server_close()

@@ -5,9 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
@@ -20,6 +18,7 @@ from ngc_builder.services.registry import (
     split_registry,
 )
 from ngc_builder.services.retry import RetryPolicy
+from tests.unit.services.http_server import QuietHandler, serving
 
 pytestmark = pytest.mark.unit
 
@@ -28,72 +27,53 @@ MANIFESTS = {("jax", "26.11-py3"): DIGEST, ("team/jax", "26.11-py3"): "sha256:" 
 TAGS = {"jax": ["26.10-py3", "26.11-py3"], "empty": []}
 
 
-class FakeRegistry(BaseHTTPRequestHandler):
+class FakeRegistry(QuietHandler):
     """HEAD /v2/<name>/manifests/<tag>, GET /v2/<name>/tags/list, GET /v2/."""
 
     seen: ClassVar[list[tuple[str, str, str | None]]] = []
 
-    def log_message(self, format: str, *args: object) -> None:  # keep pytest output clean
-        pass
 
-    def _answer(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-                ) -> None:
-        self.send_response(status)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
 
     def do_HEAD(self) -> None:
         self.seen.append(("HEAD", self.path, self.headers.get("Accept")))
         path = self.path.removeprefix("/v2/")
         name, _, tag = path.partition("/manifests/")
         if name == "broken":
-            self._answer(500)
+            self.answer(500)
         elif name == "flaky" and sum(1 for seen in self.seen if "/flaky/" in seen[1]) <= 2:
-            self._answer(503)  # the first two calls fail, the third is answered
+            self.answer(503)  # the first two calls fail, the third is answered
         elif name == "flaky":
-            self._answer(200, headers={"Docker-Content-Digest": DIGEST})
+            self.answer(200, headers={"Docker-Content-Digest": DIGEST})
         elif name == "busy":
-            self._answer(429)
+            self.answer(429)
         elif name == "private":
-            self._answer(401, headers={"WWW-Authenticate": 'Basic realm="test"'})
+            self.answer(401, headers={"WWW-Authenticate": 'Basic realm="test"'})
         elif (name, tag) in MANIFESTS:
-            self._answer(200, headers={"Docker-Content-Digest": MANIFESTS[(name, tag)]})
+            self.answer(200, headers={"Docker-Content-Digest": MANIFESTS[(name, tag)]})
         else:
-            self._answer(404)
+            self.answer(404)
 
     def do_GET(self) -> None:
         self.seen.append(("GET", self.path, self.headers.get("Accept")))
         if self.path == "/v2/":
-            self._answer(200, b"{}", {"Content-Type": "application/json"})
+            self.answer(200, b"{}", {"Content-Type": "application/json"})
             return
         name = self.path.removeprefix("/v2/").removesuffix("/tags/list")
         if name == "broken":
-            self._answer(503)
+            self.answer(503)
         elif name in TAGS:
             body = json.dumps({"name": name, "tags": TAGS[name] or None}).encode()
-            self._answer(200, body, {"Content-Type": "application/json"})
+            self.answer(200, body, {"Content-Type": "application/json"})
         else:
-            self._answer(404, b'{"errors": [{"code": "NAME_UNKNOWN"}]}')
+            self.answer(404, b'{"errors": [{"code": "NAME_UNKNOWN"}]}')
 
 
 @pytest.fixture
 def server() -> Iterator[str]:
     """'127.0.0.1:<port>' of a running fake registry."""
     FakeRegistry.seen.clear()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeRegistry)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                              daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with serving(FakeRegistry) as address:
+        yield address
 
 
 @pytest.fixture

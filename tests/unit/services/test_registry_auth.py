@@ -7,9 +7,7 @@ import base64
 import json
 import os
 import stat
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import parse_qs, urlparse
@@ -19,29 +17,19 @@ import pytest
 from ngc_builder.services.credentials import Credentials, credentials_for
 from ngc_builder.services.registry import RegistryAuthError, parse_registry
 from ngc_builder.services.registry_auth import parse_challenge
+from tests.unit.services.http_server import QuietHandler, serving
 
 pytestmark = pytest.mark.unit
 USER, SECRET = "ci-bot", "s3cret-Token-42"
 DIGEST = "sha256:" + "ab" * 32
 
 
-class AuthRegistry(BaseHTTPRequestHandler):
+class AuthRegistry(QuietHandler):
     """/v2/basic/...: Basic USER:SECRET. /v2/bearer/...: a token from /token (Basic)."""
 
     token_requests: ClassVar[list[dict[str, list[str]]]] = []
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
-    def _answer(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-                ) -> None:
-        self.send_response(status)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
 
     def _basic_ok(self) -> bool:
         expected = base64.b64encode(f"{USER}:{SECRET}".encode()).decode()
@@ -53,40 +41,33 @@ class AuthRegistry(BaseHTTPRequestHandler):
             query = parse_qs(url.query)
             self.token_requests.append(query)
             if not self._basic_ok():
-                self._answer(401)
+                self.answer(401)
                 return
             body = json.dumps({"token": f"tok:{query['scope'][0]}", "expires_in": 300})
-            self._answer(200, body.encode(), {"Content-Type": "application/json"})
+            self.answer(200, body.encode(), {"Content-Type": "application/json"})
             return
         self.do_HEAD()
 
     def do_HEAD(self) -> None:
         name = self.path.removeprefix("/v2/").partition("/manifests/")[0]
         if name == "basic" and not self._basic_ok():
-            self._answer(401, headers={"WWW-Authenticate": 'Basic realm="registry"'})
+            self.answer(401, headers={"WWW-Authenticate": 'Basic realm="registry"'})
         elif name == "bearer" and self.headers.get("Authorization") != (
                 "Bearer tok:repository:bearer:pull"):
             address = self.server.server_address
             port = address[1] if isinstance(address, tuple) else 0
             challenge = (f'Bearer realm="http://127.0.0.1:{port}/token",service="test",'
                          'scope="repository:bearer:pull"')
-            self._answer(401, headers={"WWW-Authenticate": challenge})
+            self.answer(401, headers={"WWW-Authenticate": challenge})
         else:
-            self._answer(200, headers={"Docker-Content-Digest": DIGEST})
+            self.answer(200, headers={"Docker-Content-Digest": DIGEST})
 
 
 @pytest.fixture
 def server() -> Iterator[str]:
     AuthRegistry.token_requests.clear()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), AuthRegistry)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                              daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(AuthRegistry) as address:
+        yield address
 
 
 def login(host: str, password: str = SECRET) -> None:
