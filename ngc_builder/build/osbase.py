@@ -1,4 +1,4 @@
-"""Stage 0: the OS image every release starts FROM.
+"""Build (stage 4), first: the OS image every release starts FROM.
 
 Pull a reference when a registry serves it; otherwise bootstrap it from a Debian mirror
 with debootstrap and `docker import` (the only way on machines with no Docker Hub).

@@ -1,4 +1,4 @@
-"""Stage 1, check: load a release manifest with its OS base and frameworks, and report
+"""Input (stage 1): load a release manifest with its OS base and frameworks, and report
 every problem as `file:line: field: message`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 1b: before anything is built, prove each framework layer reuses its stack.
+"""Stack check (stage 1): before anything is built, prove each framework layer reuses its stack.
 
 Every CUDA library a framework wheel asks for (an `nvidia-*` wheel or the `cuda-toolkit`
 meta-package, through extras such as `jax[cuda13]` or `cuda-toolkit[cublas]`) must be

@@ -1,4 +1,4 @@
-"""Stage 7, report: the NGC-style support matrix, made from the release record alone."""
+"""Report: the NGC-style support matrix, made from the release record alone."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stage 3, render: one Dockerfile and build context per image, byte-identical for the
+"""Render (stage 3): one Dockerfile and build context per image, byte-identical for the
 same input (sorted files, no timestamps: `created` is a build-time label)."""
 
 from __future__ import annotations

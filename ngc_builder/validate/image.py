@@ -1,4 +1,4 @@
-"""Stage 5, validate: run the runner inside an image and keep its evidence.
+"""Validate (stage 5): run the runner inside an image and keep its evidence.
 
 The container gets GPUs (a DeviceRequest for all) only when the host has some; the runner
 is told which, so GPU checks are either run for real or reported `skipped: no GPU`.
