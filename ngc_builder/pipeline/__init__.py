@@ -1,1 +1,2 @@
-"""One release run: the scheduler, one image's lifecycle through the stages, what need not be done again, and `plan`'s decisions."""
+"""One release run: the scheduler, one image's lifecycle through the stages, what need not be done
+again, and `plan`'s decisions."""

@@ -1,1 +1,2 @@
-"""Services the stages are handed: the Docker engine, the registry (credentials, TLS, retries), stream reading."""
+"""Services the stages are handed: the Docker engine, the registry (credentials, TLS, retries),
+stream reading."""
