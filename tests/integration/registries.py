@@ -77,8 +77,8 @@ def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
 
 
 @contextlib.contextmanager
-def _running(config: Path, url: str, log: Path) -> Iterator[None]:
-    process = _serve(config, url, log)
+def _running(config: Path, url: str, log: Path, verify: str | bool = True) -> Iterator[None]:
+    process = _serve(config, url, log, verify)
     try:
         yield
     finally:
@@ -86,12 +86,12 @@ def _running(config: Path, url: str, log: Path) -> Iterator[None]:
         process.wait()
 
 
-def _serve(config: Path, url: str, log: Path) -> subprocess.Popen[bytes]:
+def _serve(config: Path, url: str, log: Path, verify: str | bool) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(["docker-registry", "serve", str(config)],
                                stdout=log.open("ab"), stderr=subprocess.STDOUT)
     for _ in range(100):
         with contextlib.suppress(requests.RequestException):
-            if requests.get(url, timeout=2, verify=False).status_code == 401:
+            if requests.get(url, timeout=2, verify=verify).status_code == 401:
                 return process
         time.sleep(0.1)
     process.kill()
@@ -143,7 +143,8 @@ def htpasswd_tls_registry(folder: Path) -> Iterator[RunningRegistry]:
     certs.mkdir(parents=True, exist_ok=True)
     (certs / "ca.crt").write_bytes(_pem(ca))
     try:
-        with _running(config, f"https://{host}/v2/", folder / "registry.log"):
+        with _running(config, f"https://{host}/v2/", folder / "registry.log",
+                      str(certs / "ca.crt")):
             yield RunningRegistry(host, "https")
     finally:
         shutil.rmtree(certs, ignore_errors=True)
