@@ -6,7 +6,8 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine test unit integration lint release test-frameworks test-gpu bench report help
+.PHONY: all setup engine test unit integration lint lock fetch release test-frameworks test-gpu bench \
+	report help
 
 all: test
 
@@ -34,6 +35,12 @@ integration: setup engine ## tests against the real engine and registry
 lint: setup ## ruff + mypy
 	$(BIN)/ruff check ngc_builder tests frameworks bench
 	$(BIN)/mypy ngc_builder tests
+
+lock: setup engine ## re-resolve $(RELEASE)'s lock (review its diff and commit it with the manifest)
+	$(BIN)/ngc-builder lock $(RELEASE)
+
+fetch: setup ## download every file of $(RELEASE)'s lock into the package cache (once)
+	$(BIN)/ngc-builder fetch $(RELEASE)
 
 release: setup engine ## build, validate and push $(RELEASE) to the local registry
 	$(BIN)/ngc-builder release $(RELEASE) $$(bash ci/registry-option.sh)

@@ -1,7 +1,10 @@
 """Release speed and registry bytes: ngc-builder against a naive build-and-push script.
 
 Both sides build the same rendered Dockerfiles of bench/release.yaml (three frameworks on one
-shared CUDA stack) without the layer cache, each into its own fresh registry:
+shared CUDA stack, installing exactly bench/release.lock.json) without the layer cache, each
+into its own fresh registry, and both get their packages from the same warm package cache
+(filled by `ngc-builder fetch` before either is timed; the naive builds reach it as
+`ngc-cache` through `docker build --add-host`, as ngc-builder's builds do):
 - naive: per framework, one self-contained Dockerfile (base + CUDA stack + framework steps, as
   the public anchors write them), `docker build` then `docker push`, one image after another;
 - ngc-builder: `ngc-builder release` (layered images, siblings in parallel, each validated,
@@ -85,13 +88,29 @@ def self_contained(render: Path, framework: str, target: Path) -> Path:
     return target
 
 
-def naive(render: Path, work: Path, registry_addr: str) -> dict[str, float]:
+def serve_cache(manifest: Path) -> str:
+    """The package cache filled for `manifest` and served on the default bridge; returns the
+    address the naive builds map `ngc-cache` to."""
+    from ngc_builder.cache.address import cache_port
+    from ngc_builder.cache.network import build_network
+    from ngc_builder.cache.server import ensure_serving
+    from ngc_builder.cache.store import PackageCache, default_root
+    from ngc_builder.services.engine import connect
+
+    sh(*CLI, "fetch", str(manifest), "--root", str(REPO))
+    network = build_network(connect(), offline=False)
+    ensure_serving(PackageCache(default_root()), network.cache_address, cache_port())
+    return network.cache_address
+
+
+def naive(render: Path, work: Path, registry_addr: str, cache: str) -> dict[str, float]:
     seconds = {}
     for framework in FRAMEWORKS:
         context = self_contained(render, framework, work / f"naive-{framework}")
         ref = f"{registry_addr}/{framework}:{TAG}"
         started = time.monotonic()
-        sh("docker", "build", "--no-cache", "-q", "-t", ref, str(context))
+        sh("docker", "build", "--no-cache", "-q", "--add-host", f"ngc-cache:{cache}", "-t", ref,
+           str(context))
         sh("docker", "push", "-q", ref)
         seconds[framework] = time.monotonic() - started
         # Only the registry's copy counts from here on; free the disk for the next one.
@@ -121,21 +140,30 @@ def activity(build_dir: Path) -> dict[str, list[str]]:
 
 
 def bump(manifest: Path, target: Path) -> Path:
+    """jax with one more package, its lock re-resolved for jax alone (not timed)."""
     text = manifest.read_text()
     target.write_text(text.replace('    version: "0.12.0"\n    stack: cu13\n',
                                    '    version: "0.12.0"\n    stack: cu13\n'
                                    '    extra_packages:\n      six: "1.17.0"\n'))
+    shutil.copyfile(lock_of(manifest), lock_of(target))
+    sh(*CLI, "lock", str(target), "--root", str(REPO), "--only", "jax", "--offline")
     return target
+
+
+def lock_of(manifest: Path) -> Path:
+    return manifest.with_name(f"{manifest.stem}.lock.json")
 
 
 def run(work: Path, jobs: int) -> dict[str, Any]:
     manifest = work / "release.yaml"
     shutil.copyfile(REPO / "bench" / "release.yaml", manifest)
+    shutil.copyfile(lock_of(REPO / "bench" / "release.yaml"), lock_of(manifest))
     render = work / "render"
     sh(*CLI, "render", str(manifest), "--root", str(REPO), "--out", str(render), "--offline")
+    cache = serve_cache(manifest)
     figures: dict[str, Any] = {}
     with registry(5061, work / "registry-naive") as naive_registry:
-        steps = naive(render, work, naive_registry)
+        steps = naive(render, work, naive_registry, cache)
         figures["naive_s"] = sum(steps.values())
         figures["naive_per_image_s"] = steps
     figures["naive_registry_bytes"] = disk_bytes(work / "registry-naive")

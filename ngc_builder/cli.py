@@ -12,7 +12,9 @@ from ngc_builder import __version__
 from ngc_builder.build.osbase import Strategy
 from ngc_builder.commands.check import CheckOptions, check_command
 from ngc_builder.commands.ci import CiOptions, ci_command
+from ngc_builder.commands.fetch import FetchOptions, fetch_command
 from ngc_builder.commands.guard import guarded
+from ngc_builder.commands.lock import LockOptions, lock_command
 from ngc_builder.commands.plan import PlanOptions, plan_command
 from ngc_builder.commands.preflight import PreflightOptions, preflight_command
 from ngc_builder.commands.rebuild import RebuildOptions, rebuild_command
@@ -37,10 +39,6 @@ JSON = click.option("--json", "as_json", is_flag=True, help="Print machine-reada
 REGISTRY = click.option("--registry", default=None,
                         help="Push to this registry (host[:port][/namespace]) instead of the "
                              "manifest's.")
-CA_BUNDLE = click.option("--ca-bundle", type=click.Path(path_type=Path), default=None,
-                         envvar="NGC_CA_BUNDLE",
-                         help="CA bundle injected into images for pip/requests/SSL "
-                              "[env NGC_CA_BUNDLE; default: the host's system bundle].")
 OFFLINE = click.option("--offline", is_flag=True,
                        help="Skip the stack check (it reads wheel metadata from the index).")
 
@@ -66,6 +64,42 @@ def check(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> No
     sys.exit(guarded(lambda: check_command(options)))
 
 
+OS_SOURCE = click.option("--os-source", type=click.Choice(["auto", "pull", "bootstrap"]),
+                         default="auto", show_default=True,
+                         help="How to get the OS base: pull it, or debootstrap it.")
+
+
+@main.command()
+@MANIFEST
+@ROOT
+@OS_SOURCE
+@click.option("--only", multiple=True,
+              help="Re-resolve only this image; every other image keeps its locked packages.")
+@OFFLINE
+@JSON
+def lock(manifest: Path, root: Path | None, os_source: str, only: tuple[str, ...],
+         offline: bool, as_json: bool) -> None:
+    """Resolve every image's Python and Debian packages, exact files and hashes, into
+    MANIFEST's lock (releases/YY.MM.lock.json): builds install exactly the lock."""
+    options = LockOptions(manifest, root, cast(Strategy, os_source), not offline, as_json,
+                          only)
+    sys.exit(guarded(lambda: lock_command(options)))
+
+
+@main.command()
+@MANIFEST
+@ROOT
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              envvar="NGC_CACHE_DIR",
+              help="The package cache [env NGC_CACHE_DIR; default ~/.cache/ngc-builder/packages].")
+@JSON
+def fetch(manifest: Path, root: Path | None, cache_dir: Path | None, as_json: bool) -> None:
+    """Download every file MANIFEST's lock names into the package cache (once; files already
+    cached are not fetched again), for builds with no network."""
+    options = FetchOptions(manifest, root, cache_dir, as_json)
+    sys.exit(guarded(lambda: fetch_command(options)))
+
+
 BUILD_DIR = click.option("--build-dir", type=click.Path(path_type=Path), default=Path("build"),
                          show_default=True, help="Where contexts, logs, reports and records go.")
 
@@ -74,14 +108,13 @@ BUILD_DIR = click.option("--build-dir", type=click.Path(path_type=Path), default
 @MANIFEST
 @ROOT
 @REGISTRY
-@CA_BUNDLE
 @BUILD_DIR
 @JSON
-def plan(manifest: Path, root: Path | None, registry: str | None, ca_bundle: Path | None,
-         build_dir: Path, as_json: bool) -> None:
+def plan(manifest: Path, root: Path | None, registry: str | None, build_dir: Path,
+         as_json: bool) -> None:
     """Dry run: per image, build / reuse / skip and push / promote, and why (which input
     changed since the recorded build, what the registry already holds)."""
-    options = PlanOptions(manifest, root, registry, ca_bundle, build_dir, as_json)
+    options = PlanOptions(manifest, root, registry, build_dir, as_json)
     sys.exit(guarded(lambda: plan_command(options)))
 
 
@@ -104,13 +137,11 @@ def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: P
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="Folder for one Dockerfile + build context per image.")
 @ROOT
-@CA_BUNDLE
 @OFFLINE
 @JSON
-def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None, offline: bool,
-           as_json: bool) -> None:
+def render(manifest: Path, out: Path, root: Path | None, offline: bool, as_json: bool) -> None:
     """Render Dockerfiles and build contexts (byte-identical for the same input)."""
-    options = RenderOptions(manifest, out, root, ca_bundle, offline, as_json)
+    options = RenderOptions(manifest, out, root, offline, as_json)
     sys.exit(guarded(lambda: render_command(options)))
 
 
@@ -119,12 +150,12 @@ def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None,
 @click.option("--only", multiple=True, help="Only this image (and what it is built on).")
 @REGISTRY
 @click.option("--no-push", is_flag=True, help="Build and validate, push nothing.")
-@CA_BUNDLE
 @ROOT
 @BUILD_DIR
-@click.option("--os-source", type=click.Choice(["auto", "pull", "bootstrap"]), default="auto",
-              show_default=True, help="How to get the OS base: pull it, or debootstrap it.")
-@OFFLINE
+@OS_SOURCE
+@click.option("--offline", is_flag=True,
+              help="Hermetic: builds run on an internal network with no route out, and get "
+                   "packages only from the cache (fill it first with `fetch`); no stack check.")
 @click.option("--quiet", is_flag=True, help="Do not echo build logs (they are still saved).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 16), default=2, show_default=True,
               help="Images built, validated and pushed at the same time (siblings in the DAG).")
@@ -134,7 +165,7 @@ def render(manifest: Path, out: Path, root: Path | None, ca_bundle: Path | None,
               help="Build every image that is not published anew, without the layer cache.")
 @JSON
 def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
-            ca_bundle: Path | None, root: Path | None, build_dir: Path, os_source: str,
+            root: Path | None, build_dir: Path, os_source: str,
             offline: bool, quiet: bool, jobs: int, force: bool, no_cache: bool,
             as_json: bool) -> None:
     """Build, validate, push candidates and promote a release; end with a summary table.
@@ -142,7 +173,7 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
     Images whose content key the registry already holds are neither built nor pushed."""
     options = ReleaseOptions(
         manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
-        ca_bundle=ca_bundle, build_dir=build_dir, os_strategy=cast(Strategy, os_source),
+        build_dir=build_dir, os_strategy=cast(Strategy, os_source), offline=offline,
         stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
         no_cache=no_cache)
     sys.exit(guarded(lambda: release_command(options)))

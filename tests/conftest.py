@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -22,14 +23,22 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-WriteRelease = Callable[[str], Path]
+WriteRelease = Callable[..., Path]
 
 
 @pytest.fixture
 def write_release(project: Path) -> WriteRelease:
-    def write(text: str, name: str = "26.11.yaml") -> Path:
+    """Writes a manifest and, when it loads, its lock (from the manifest alone: unit tests
+    never reach an index); `lock=False` leaves the lock out."""
+    from ngc_builder.errors import InputError
+    from tests.unit.locks import write_fake_lock
+
+    def write(text: str, name: str = "26.11.yaml", lock: bool = True) -> Path:
         path = project / "releases" / name
         path.write_text(text, encoding="utf-8")
+        if lock:
+            with contextlib.suppress(InputError):
+                write_fake_lock(path)
         return path
 
     return write

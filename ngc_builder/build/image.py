@@ -11,6 +11,7 @@ from pathlib import Path
 import docker.errors
 import requests
 
+from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.errors import StepError
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.redact import strip_userinfo
@@ -64,15 +65,17 @@ def _git(root: Path, *args: str) -> str | None:
 
 def build_image(
     engine: Engine, rendered: RenderedImage, context_dir: Path, labels: dict[str, str],
-    sink: LineSink, nocache: bool = False,
+    sink: LineSink, nocache: bool = False, network: BuildNetwork | None = None,
 ) -> BuildOutcome:
-    """Build `context_dir` as the candidate's local ref; StepError names image and error."""
+    """Build `context_dir` as the candidate's local ref on `network` (where the package cache
+    is); StepError names image and error."""
     spec = rendered.spec
     started = time.monotonic()
+    options = network.build_options() if network is not None else {}
     try:
         stream = engine.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
                                   rm=True, forcerm=True, pull=False, decode=True,
-                                  nocache=nocache)
+                                  nocache=nocache, **options)
         image_id = consume_build(stream, sink)
         size = int(engine.api.inspect_image(image_id)["Size"])
     except StreamError as exc:

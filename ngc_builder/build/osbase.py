@@ -7,7 +7,6 @@ with debootstrap and `docker import` (the only way on machines with no Docker Hu
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -21,10 +20,10 @@ import docker.utils
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.models import BaseImage
 from ngc_builder.services.engine import Engine, image_exists
+from ngc_builder.services.mirror import host_debian_mirror
 from ngc_builder.services.streams import LineSink, StreamError, consume_pull
 
 Strategy = Literal["auto", "pull", "bootstrap"]
-APT_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
 PATH_ENV = "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 Bootstrap = Callable[[Engine, BaseImage, str, LineSink], None]  # engine, base, ref, sink
 
@@ -79,27 +78,6 @@ def _pull(engine: Engine, source: str, ref: str, sink: LineSink) -> None:
         engine.api.tag(pulled, *ref.split(":", 1))
     except (StreamError, docker.errors.APIError) as exc:
         raise StepError("os-base", f"pull {source}", _first_line(exc)) from None
-
-
-def host_debian_mirror() -> str | None:
-    """The mirror this host's apt uses: users behind a corporate mirror get theirs."""
-    configured = os.environ.get("NGC_DEBIAN_MIRROR")
-    if configured:
-        return configured
-    for path in APT_SOURCES:
-        if path.exists():
-            found = _first_mirror(path.read_text(encoding="utf-8", errors="replace"))
-            if found:
-                return found
-    return None
-
-
-def _first_mirror(text: str) -> str | None:
-    for pattern in (r"^URIs:\s*(\S+)", r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)"):
-        for match in re.finditer(pattern, text, re.MULTILINE):
-            if "security" not in match.group(1):
-                return match.group(1).rstrip("/")
-    return None
 
 
 def bootstrap(engine: Engine, base: BaseImage, ref: str, sink: LineSink) -> None:

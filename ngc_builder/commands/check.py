@@ -1,5 +1,6 @@
-"""`ngc-builder check MANIFEST`: the manifest, its OS bases, frameworks and templates, and
-(unless --offline) each framework wheel's requirements against its CUDA stack."""
+"""`ngc-builder check MANIFEST`: the manifest, its OS bases, frameworks and templates, its
+lock (fresh for every image), and (unless --offline) each framework wheel's requirements
+against its CUDA stack."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_OK
+from ngc_builder.commands.prepare import fresh_lock
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.plan.dag import plan_release
@@ -27,12 +29,13 @@ def check_command(options: CheckOptions) -> int:
     if not options.offline:
         check_stacks(loaded)
     plan = plan_release(loaded)
-    render_release(loaded, plan, None)  # template mistakes are input mistakes too
+    lock = fresh_lock(loaded, plan)  # a stale lock names each image and what changed
+    render_release(loaded, plan, lock)  # template mistakes are input mistakes too
     images = [image.name for image in plan.images]
     if options.as_json:
         print(json.dumps({"release": loaded.release.release, "ok": True, "images": images}))
     else:
         stacks = "stack check skipped (--offline)" if options.offline else "stacks match"
         print(f"{options.manifest}: ok: release {loaded.release.release}, {stacks}, "
-              f"images: {', '.join(images)}")
+              f"lock fresh, images: {', '.join(images)}")
     return EXIT_OK

@@ -21,7 +21,6 @@ class PlanOptions:
     manifest: Path
     root: Path | None = None
     registry: str | None = None
-    ca_bundle: Path | None = None
     build_dir: Path = Path("build")
     as_json: bool = False
 
@@ -31,10 +30,9 @@ def plan_command(options: PlanOptions, engine: Engine | None = None,
     """`engine`: where local images are looked for (default: the local engine, if it runs);
     `registry`: what is published (default: --registry, else the manifest's)."""
     prepared = prepare(options.manifest, options.root, stack_check=False,
-                       registry=registry or registry_option(options.registry),
-                       ca_bundle=options.ca_bundle)
+                       registry=registry or registry_option(options.registry))
     plan = prepared.plan
-    keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name())
+    keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name(), prepared.lock)
     stored = load_record(record_path(options.build_dir, plan.release))
     record = stored.for_registry(plan.registry.address) if stored is not None else None
     decisions = decide(plan, keys, record, engine or connect_if_running())

@@ -1,6 +1,6 @@
 """What `plan`, `render` and `release` share before any engine is needed: the manifest loaded
-and checked, the registry parsed once, the DAG planned and every image rendered. Fails fast,
-before a single layer is built."""
+and checked, the registry parsed once, the DAG planned, the lock found fresh and every image
+rendered from it. Fails fast, before a single layer is built."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.lock.inputs import stale_problems
+from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.plan.dag import ReleasePlan, plan_release
-from ngc_builder.render.ca_bundle import resolve_ca_bundle
 from ngc_builder.render.contexts import RenderedImage, render_release
 from ngc_builder.services.registry import HttpRegistry, Registry, parse_registry
 
@@ -21,6 +22,7 @@ from ngc_builder.services.registry import HttpRegistry, Registry, parse_registry
 class Prepared:
     loaded: LoadedRelease
     plan: ReleasePlan
+    lock: ReleaseLock
     rendered: list[RenderedImage]
 
     def rendered_by_name(self) -> dict[str, RenderedImage]:
@@ -37,9 +39,18 @@ def registry_option(address: str | None) -> HttpRegistry | None:
         raise InputError([Problem("--registry", 1, "registry", str(exc))]) from None
 
 
+def fresh_lock(loaded: LoadedRelease, plan: ReleasePlan) -> ReleaseLock:
+    """The release's lock, or an input error naming each image it no longer fits."""
+    path = lock_path(loaded.manifest)
+    lock = load_lock(path)
+    problems = stale_problems(loaded, plan, lock, path)
+    if problems or lock is None:
+        raise InputError(problems)
+    return lock
+
+
 def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = None,
-            only: Sequence[str] = (), stack_check: bool = True,
-            ca_bundle: Path | None = None) -> Prepared:
+            only: Sequence[str] = (), stack_check: bool = True) -> Prepared:
     loaded = load_release(manifest, root)
     plan = plan_release(loaded, registry)
     unknown = [name for name in only if name not in {i.name for i in plan.images}]
@@ -47,4 +58,5 @@ def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = No
         raise InputError([Problem("--only", 1, "only", f"no image named {unknown[0]!r}")])
     if stack_check:
         check_stacks(loaded)
-    return Prepared(loaded, plan, render_release(loaded, plan, resolve_ca_bundle(ca_bundle)))
+    lock = fresh_lock(loaded, plan)
+    return Prepared(loaded, plan, lock, render_release(loaded, plan, lock))

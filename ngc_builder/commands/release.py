@@ -13,8 +13,10 @@ from rich.console import Console
 
 from ngc_builder.build.image import project_revision, project_source
 from ngc_builder.build.osbase import Strategy
+from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.commands.prepare import Prepared, prepare, registry_option
+from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui, summary_table
 from ngc_builder.pipeline.release import (
     Preflight,
@@ -40,7 +42,6 @@ class ReleaseOptions:
     only: list[str] = field(default_factory=list)
     registry: str | None = None
     push: bool = True
-    ca_bundle: Path | None = None
     build_dir: Path = Path("build")
     os_strategy: Strategy = "auto"
     stack_check: bool = True
@@ -51,6 +52,7 @@ class ReleaseOptions:
     # False: build every image anew even if the registry holds its content key (rebuild).
     reuse_published: bool = True
     no_cache: bool = False
+    offline: bool = False  # hermetic: an internal network, packages only from the cache
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def release_command(options: ReleaseOptions, host: Host = Host(),
     """`registry`: where to publish (default: --registry, else the manifest's)."""
     prepared = prepare(options.manifest, options.root, only=options.only,
                        registry=registry or registry_option(options.registry),
-                       stack_check=options.stack_check, ca_bundle=options.ca_bundle)
+                       stack_check=options.stack_check)
     release_dir = options.build_dir / prepared.plan.release
     with release_lock(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
         record = _locked_run(options, prepared, release_dir, host)
@@ -105,16 +107,19 @@ def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,
     return bool(defects)
 
 
-def _inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str]) -> RunInputs:
+def _inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str],
+            network: BuildNetwork) -> RunInputs:
     loaded, plan = prepared.loaded, prepared.plan
     rendered = prepared.rendered_by_name()
     release_dir = build_dir / plan.release
     return RunInputs(
-        plan=plan, rendered=rendered, keys=release_keys(loaded, plan, rendered),
+        plan=plan, rendered=rendered, keys=release_keys(loaded, plan, rendered, prepared.lock),
         context_dir=release_dir / "context", report_dir=release_dir / "reports",
         os_image_ids=os_image_ids, revision=project_revision(loaded.root),
         source=project_source(loaded.root, loaded.release.source),
-        baselines_file=loaded.root / baselines.DEFAULT_FILE)
+        baselines_file=loaded.root / baselines.DEFAULT_FILE, network=network, lock=prepared.lock,
+        lock_errors={name: image.error for name, image in prepared.lock.images.items()
+                     if image.error is not None})
 
 
 def _policy(options: ReleaseOptions, prepared: Prepared, mode: str) -> RunPolicy:
@@ -136,8 +141,10 @@ def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
     state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,
                                             selected, options.os_strategy, services.ui))
     os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
-    run = Run(_inputs(prepared, options.build_dir, os_ids), _policy(options, prepared, mode),
-              services, state)
+    network = ready_cache(services.engine, prepared.loaded, prepared.lock, selected,
+                          options.offline, services.ui)
+    run = Run(_inputs(prepared, options.build_dir, os_ids, network),
+              _policy(options, prepared, mode), services, state)
     run_images(run, selected)
     return state.record
 

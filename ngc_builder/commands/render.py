@@ -17,14 +17,12 @@ class RenderOptions:
     manifest: Path
     out: Path
     root: Path | None = None
-    ca_bundle: Path | None = None
     offline: bool = False
     as_json: bool = False
 
 
 def render_command(options: RenderOptions) -> int:
-    prepared = prepare(options.manifest, options.root, stack_check=not options.offline,
-                       ca_bundle=options.ca_bundle)
+    prepared = prepare(options.manifest, options.root, stack_check=not options.offline)
     try:
         written = [str(image.write(options.out)) for image in prepared.rendered]
     except OSError as exc:

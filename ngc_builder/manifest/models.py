@@ -215,7 +215,9 @@ class Framework(Strict):
     requirements: dict[Name, list[RequirementTemplate]]
     # Variants that run without CUDA (e.g. jax's "cpu"): they may stand on a bare base.
     cpu_variants: list[Name] = Field(default_factory=list)
-    apt_packages: list[DebianPackage] = Field(default_factory=list)
+    # Debian packages of the layer: one list for every variant, or a list per variant.
+    apt_packages: list[DebianPackage] | dict[Name, list[DebianPackage]] = Field(
+        default_factory=list)
 
     @model_validator(mode="after")
     def _has_default_variant(self) -> Framework:
@@ -224,7 +226,17 @@ class Framework(Strict):
         unknown = sorted(set(self.cpu_variants) - set(self.requirements))
         if unknown:
             raise ValueError(f"cpu_variants names no requirements variant: {unknown}")
+        if isinstance(self.apt_packages, dict):
+            strangers = sorted(set(self.apt_packages) - set(self.requirements))
+            if strangers:
+                raise ValueError(f"apt_packages names no requirements variant: {strangers}")
         return self
+
+    def apt_for(self, variant: str) -> list[str]:
+        """The Debian packages the layer of `variant` installs."""
+        if isinstance(self.apt_packages, dict):
+            return list(self.apt_packages.get(variant, []))
+        return list(self.apt_packages)
 
     def needs_cuda(self, variant: str) -> bool:
         return self.cuda_major is not None and variant not in self.cpu_variants

@@ -18,6 +18,7 @@ from ngc_builder.build.image import BuildOutcome, build_image, build_labels
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.pipeline import reuse
+from ngc_builder.pipeline.provenance import attach_sbom
 from ngc_builder.pipeline.run import Run
 from ngc_builder.pipeline.schedule import Ready
 from ngc_builder.plan.dag import ImageSpec
@@ -113,8 +114,11 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     rendered = run.inputs.rendered[spec.name]
     run.ui.step(spec.name, f"building {rendered.local_ref}")
     try:
+        if spec.name in run.inputs.lock_errors:
+            raise StepError(spec.name, "lock", run.inputs.lock_errors[spec.name])
         outcome = build_image(run.engine, rendered, run.inputs.context_dir / spec.name, labels,
-                              run.ui.sink(spec.name), nocache=run.policy.no_cache)
+                              run.ui.sink(spec.name), nocache=run.policy.no_cache,
+                              network=run.inputs.network)
     except StepError as exc:
         record.build.status, record.build.error = "failed", exc.message
         _block_after_build(record, "build failed")
@@ -215,6 +219,7 @@ def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     promote_tags(run, spec, record, outcome.digest)
 
 def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
+    attach_sbom(run, spec, record, digest)  # no release tag without its SBOM beside it
     try:
         done = promote(run.engine, run.registry, spec, digest, run.inputs.keys[spec.name].tag,
                        list(run.policy.aliases), run.policy.force, record.build.image_id)

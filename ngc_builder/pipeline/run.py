@@ -8,6 +8,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ngc_builder.cache.network import BuildNetwork
+from ngc_builder.lock.models import ReleaseLock
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.records.record import ReleaseRecord, save_record
@@ -30,6 +32,9 @@ class RunInputs:
     revision: str
     source: str
     baselines_file: Path | None = None  # T3 floors and medians; passing images add theirs
+    network: BuildNetwork | None = None  # where builds run and find the package cache
+    lock: ReleaseLock | None = None  # what every image installs (its SBOM is made from it)
+    lock_errors: dict[str, str] = field(default_factory=dict)  # images the lock could not resolve
 
 
 @dataclass(frozen=True)

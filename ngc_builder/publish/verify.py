@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.plan.dag import ReleasePlan
+from ngc_builder.publish.sbom import check_sbom, sbom_tag
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
 from ngc_builder.services.registry import RegistryError
 
@@ -45,7 +46,18 @@ def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str]) ->
         image = record.images.get(spec.name)
         expected = image.push.digest if image is not None and image.push.status == "ok" else None
         checks += [_check(plan, spec.name, tag, expected) for tag in (spec.tag, *aliases)]
+        if expected is not None:
+            checks.append(_sbom_check(plan, spec.name, expected))
     return checks
+
+
+def _sbom_check(plan: ReleasePlan, name: str, digest: str) -> TagCheck:
+    """The image's SBOM is in the registry, next to it, and is about that digest."""
+    try:
+        problem = check_sbom(plan.registry, name, digest)
+    except RegistryError as exc:
+        problem = f"registry: {exc}"
+    return TagCheck(name, sbom_tag(digest), digest, None if problem else digest, problem)
 
 
 def _check(plan: ReleasePlan, name: str, tag: str, expected: str | None) -> TagCheck:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
+from ngc_builder.lock.models import lock_path
 from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.records.record import ReleaseRecord
 
@@ -38,10 +39,12 @@ def release_dir(archive: Path, release: str) -> Path:
 
 
 def write(archive: Path, manifest: Path, record: ReleaseRecord) -> Path:
-    """Archive a release: manifest, published digests, package manifests."""
+    """Archive a release: manifest and its lock, published digests, package manifests."""
     target = release_dir(archive, record.release)
     (target / "packages").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(manifest, target / MANIFEST_NAME)
+    if lock_path(manifest).is_file():  # a rebuild installs exactly what was locked then
+        shutil.copyfile(lock_path(manifest), lock_path(target / MANIFEST_NAME))
     previous = load(archive, record.release)
     images = {}
     for name, image in record.images.items():

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.build import packages
+from ngc_builder.lock.diff import release_changes
+from ngc_builder.lock.models import load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.records import archive
 from ngc_builder.records.matrix import matrix_lines
@@ -50,8 +52,11 @@ def release_notes(loaded: LoadedRelease, record: ReleaseRecord, archive_dir: Pat
              "## Support matrix", "",
              *matrix_lines(loaded, record), "",
              "## Registry bytes", "", *_bytes_lines(record, registry), "",
+             "## SBOMs", "", *_sbom_lines(record), "",
              f"## Changes since {previous or 'the previous release'}", "",
-             *_diff_lines(record, archive_dir, previous), "", *_forced_lines(record),
+             *_lock_lines(loaded, archive_dir, previous), "",
+             "Built images against the archived ones (pip and dpkg, as recorded at build time):",
+             "", *_diff_lines(record, archive_dir, previous), "", *_forced_lines(record),
              "## Package manifests (recorded at build time)", ""]
     for name, image in record.images.items():
         lines += _manifest_lines(name, image)
@@ -68,6 +73,27 @@ def _bytes_lines(record: ReleaseRecord, registry: Registry) -> list[str]:
     return [f"- {measured.images} images; registry stores {measured.unique / GB:.2f} GB "
             f"(compressed, each shared layer once) against {measured.summed / GB:.2f} GB if "
             f"every image carried its layers alone: {measured.unique / measured.summed:.2f} x."]
+
+
+def _sbom_lines(record: ReleaseRecord) -> list[str]:
+    """Where each image's CycloneDX SBOM is: an OCI artifact beside it, tagged after its
+    digest (`oras pull`, or the registry API: the tag's manifest, then its one layer)."""
+    lines = [f"- {name}: `{record.registry}/{name}:{image.push.sbom}`"
+             for name, image in record.images.items() if image.push.sbom]
+    return lines or ["No SBOM was pushed for this release."]
+
+
+def _lock_lines(loaded: LoadedRelease, archive_dir: Path, previous: str | None) -> list[str]:
+    """The lock diff: what was reviewed before the build, per image."""
+    current = load_lock(lock_path(loaded.manifest))
+    if current is None or previous is None:
+        return ["Nothing to compare the lock with." if current else "This release has no lock."]
+    old = load_lock(lock_path(archive.release_dir(archive_dir, previous) / archive.MANIFEST_NAME))
+    if old is None:
+        return [f"Release {previous} was archived without a lock: every locked package is new."]
+    changes = release_changes(old, current)
+    return [f"- **{name}** (lock): {', '.join(moved)}" for name, moved in changes.items()
+            ] or ["No locked package changed."]
 
 
 def _diff_lines(record: ReleaseRecord, archive_dir: Path, previous: str | None) -> list[str]:

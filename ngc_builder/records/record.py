@@ -60,6 +60,7 @@ class PushRecord(BaseModel):
     reused: bool = False
     promoted: list[str] = Field(default_factory=list)
     forced: list[str] = Field(default_factory=list)
+    sbom: str | None = None  # the tag of the image's SBOM, beside it in the registry
 
 
 class ImageRecord(BaseModel):

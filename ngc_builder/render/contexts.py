@@ -13,13 +13,14 @@ from pathlib import Path
 import jinja2
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.lock.models import ImageLock, ReleaseLock
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
+from ngc_builder.render.installs import apt_install, pip_install, requirements_lock
 
 RUNNER_PACKAGE = Path(__file__).resolve().parent.parent / "runner"
 RUNNER_NAME = "ngc_runner"
-CA_BUNDLE_NAME = "ngc-ca-bundle.crt"
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,16 @@ def environment(root: Path) -> jinja2.Environment:
 
 
 def render_release(
-    loaded: LoadedRelease, plan: ReleasePlan, ca_bundle: Path | None
+    loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock
 ) -> list[RenderedImage]:
+    """Every image installing exactly what `lock` names (checked fresh by the caller)."""
     env = environment(loaded.root)
     done: dict[str, RenderedImage] = {}
     for spec in plan.images:
         parent_ref = plan.os_ref(spec) if spec.parent is None else done[spec.parent].local_ref
+        locked = lock.for_image(spec.name) or ImageLock(inputs={})
         try:
-            done[spec.name] = render_image(env, loaded, spec, parent_ref, ca_bundle)
+            done[spec.name] = render_image(env, loaded, spec, parent_ref, locked)
         except jinja2.TemplateError as exc:
             raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
     return list(done.values())
@@ -100,33 +103,33 @@ def _shown(filename: str | None, root: Path) -> str:
 
 def render_image(
     env: jinja2.Environment, loaded: LoadedRelease, spec: ImageSpec, parent_ref: str,
-    ca_bundle: Path | None,
+    locked: ImageLock,
 ) -> RenderedImage:
     context = {"release": loaded.release.release, "parent_ref": parent_ref,
                "base": loaded.bases[spec.base]}
     if spec.kind == "base":
-        return _render_base(env, spec, context, loaded, ca_bundle)
+        return _render_base(env, spec, context, loaded, locked)
     if spec.kind == "cuda":
-        return _render_cuda(env, spec, context, loaded)
-    return _render_framework(env, spec, context, loaded)
+        return _render_cuda(env, spec, context, loaded, locked)
+    return _render_framework(env, spec, context, loaded, locked)
 
 
 def _render_base(
     env: jinja2.Environment, spec: ImageSpec, context: dict[str, object],
-    loaded: LoadedRelease, ca_bundle: Path | None,
+    loaded: LoadedRelease, locked: ImageLock,
 ) -> RenderedImage:
     files = runner_files()
     files["expect/00-base.json"] = _json({"image": spec.name,
                                           "python": loaded.bases[spec.base].python})
-    if ca_bundle is not None:
-        files[CA_BUNDLE_NAME] = ca_bundle.read_bytes()
-    text = env.get_template("base.Dockerfile.j2").render(ca_bundle=ca_bundle is not None,
-                                                         **context)
+    requested = list(loaded.bases[spec.base].apt_packages)
+    text = env.get_template("base.Dockerfile.j2").render(
+        apt_install=apt_install(locked.apt, requested), **context)
     return RenderedImage(spec, text, files)
 
 
 def _render_cuda(
-    env: jinja2.Environment, spec: ImageSpec, context: dict[str, object], loaded: LoadedRelease
+    env: jinja2.Environment, spec: ImageSpec, context: dict[str, object], loaded: LoadedRelease,
+    locked: ImageLock,
 ) -> RenderedImage:
     assert spec.stack is not None
     stack = loaded.release.cuda_stacks[spec.stack]
@@ -134,14 +137,17 @@ def _render_cuda(
     expect = {"image": spec.name, "stack": spec.stack, "wheels": dict(sorted(stack.wheels.items())),
               "libraries": {lib: stack.wheels[wheel] for lib, wheel in
                             sorted(stack.libraries.items())}}
-    files = {"stack/requirements.txt": pins.encode(), "expect/10-cuda.json": _json(expect)}
-    text = env.get_template("cuda.Dockerfile.j2").render(stack_name=spec.stack, stack=stack,
-                                                         **context)
+    files = {"stack/requirements.txt": pins.encode(), "expect/10-cuda.json": _json(expect),
+             "stack/requirements.lock": requirements_lock(locked.pip).encode()}
+    text = env.get_template("cuda.Dockerfile.j2").render(
+        stack_name=spec.stack, stack=stack, **context,
+        pip_install=pip_install("/opt/ngc/stack/requirements.lock", locked.pip))
     return RenderedImage(spec, text, files)
 
 
 def _render_framework(
-    env: jinja2.Environment, spec: ImageSpec, context: dict[str, object], loaded: LoadedRelease
+    env: jinja2.Environment, spec: ImageSpec, context: dict[str, object], loaded: LoadedRelease,
+    locked: ImageLock,
 ) -> RenderedImage:
     assert spec.entry is not None
     entry = spec.entry
@@ -153,12 +159,16 @@ def _render_framework(
               "gpu_targets": loaded.release.targets_of(entry),
               "gpu_image": entry.stack is not None and framework.spec.needs_cuda(entry.variant)}
     files = {"requirements.txt": requirements.encode(), "expect/20-framework.json": _json(expect),
+             "requirements.lock": requirements_lock(locked.pip).encode(),
              **probe_files(framework.probe)}
     layer = framework.layer_template.relative_to(loaded.root).as_posix()
     view = {"name": spec.name, "version": entry.version, "stack": entry.stack,
             "variant": entry.variant}
+    lock_file = f"/opt/ngc/frameworks/{spec.name}/requirements.lock"
     text = env.get_template("framework.Dockerfile.j2").render(
-        framework=framework.spec, image=view, layer_template=layer, **context)
+        framework=framework.spec, image=view, layer_template=layer, **context,
+        pip_install=pip_install(lock_file, locked.pip),
+        apt_install=apt_install(locked.apt, framework.spec.apt_for(entry.variant)))
     return RenderedImage(spec, text, files)
 
 

@@ -16,6 +16,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ngc_builder.lock.diff import changed_versions, summary, versions
+from ngc_builder.lock.models import ReleaseLock
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.render.contexts import RUNNER_NAME, RenderedImage
@@ -34,6 +36,7 @@ class ImageKey:
     files: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     parent: str = ""
+    locked: dict[str, str] = field(default_factory=dict)  # package -> version, for reasons
 
     @property
     def tag(self) -> str:
@@ -49,25 +52,31 @@ def os_key(loaded: LoadedRelease, base_name: str, os_ref: str) -> str:
     return sha256(json.dumps({"os": os_ref, "recipe": recipe}, sort_keys=True).encode())
 
 
-def image_key(rendered: RenderedImage, parent_key: str) -> ImageKey:
+def image_key(rendered: RenderedImage, parent_key: str,
+              locked: dict[str, str] | None = None) -> ImageKey:
     body = "".join(line for line in rendered.dockerfile.splitlines(keepends=True)
                    if not line.lstrip().upper().startswith("FROM "))
     files = {name: sha256(content) for name, content in sorted(rendered.files.items())}
     labels = dict(sorted(rendered.spec.labels.items()))
     whole = json.dumps({"dockerfile": sha256(rendered.dockerfile.encode()), "files": files,
                         "labels": labels, "parent": parent_key}, sort_keys=True)
-    return ImageKey(sha256(whole.encode()), sha256(body.encode()), files, labels, parent_key)
+    # The lock reaches the key through the Dockerfile and requirements.lock; `locked` only
+    # lets a plan say which packages moved.
+    return ImageKey(sha256(whole.encode()), sha256(body.encode()), files, labels, parent_key,
+                    dict(locked or {}))
 
 
 def release_keys(
-    loaded: LoadedRelease, plan: ReleasePlan, rendered: dict[str, RenderedImage]
+    loaded: LoadedRelease, plan: ReleasePlan, rendered: dict[str, RenderedImage],
+    lock: ReleaseLock | None = None,
 ) -> dict[str, ImageKey]:
     """Keys of every planned image, parents first (plan order is build order)."""
     keys: dict[str, ImageKey] = {}
     for spec in plan.images:
         parent = (os_key(loaded, spec.base, plan.os_ref(spec)) if spec.parent is None
                   else keys[spec.parent].key)
-        keys[spec.name] = image_key(rendered[spec.name], parent)
+        locked = versions(lock.for_image(spec.name)) if lock is not None else None
+        keys[spec.name] = image_key(rendered[spec.name], parent, locked)
     return keys
 
 
@@ -81,9 +90,18 @@ def changes(previous: dict[str, Any] | None, current: ImageKey,
         reasons.append(f"parent {parent_name or 'OS image'} changed")
     if previous.get("dockerfile_body") != current.dockerfile_body:
         reasons.append("Dockerfile changed")
+    moved = _lock_changes(previous.get("locked"), current.locked)
+    if moved:
+        reasons.append(f"lock: {summary(moved)}")
     reasons += _file_changes(previous.get("files") or {}, current.files)
     reasons += _label_changes(previous.get("labels") or {}, current.labels)
     return reasons
+
+
+def _lock_changes(before: dict[str, str] | None, after: dict[str, str]) -> list[str]:
+    if before is None:  # recorded before images were locked
+        return []
+    return changed_versions(before, after)
 
 
 def _file_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:

@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import docker
 import docker.errors
@@ -30,7 +30,13 @@ class EngineApi(Protocol):
     """The `docker.APIClient` calls the builder makes."""
 
     def build(self, *, path: str, tag: str, labels: dict[str, str], rm: bool, forcerm: bool,
-              pull: bool, decode: bool, nocache: bool) -> Iterable[Chunk]: ...
+              pull: bool, decode: bool, nocache: bool, network_mode: str | None = None,
+              extra_hosts: dict[str, str] | None = None) -> Iterable[Chunk]: ...
+
+    def inspect_network(self, net_id: str) -> Inspection: ...
+
+    def create_network(self, name: str, *, driver: str, internal: bool,
+                       check_duplicate: bool) -> Any: ...
 
     def images(self, *, filters: dict[str, str]) -> list[Inspection]: ...
 
@@ -50,6 +56,8 @@ class EngineApi(Protocol):
 
     def import_image_from_file(self, filename: str, *, repository: str, tag: str,
                                changes: list[str]) -> Any: ...
+
+    def load_image(self, data: IO[bytes]) -> Iterable[Chunk]: ...
 
 
 class Container(Protocol):

@@ -1,5 +1,5 @@
 """The registry service: its address parsed once, and its HTTP API v2 read directly (what is
-there, at which digest; tags pointed at manifests it already holds).
+there, at which digest; tags pointed at manifests; small blobs such as SBOMs put and read).
 
 Stages are handed a `Registry` (the Protocol below); `HttpRegistry` is the real one. Unit tests
 hand in fakes that satisfy the same Protocol, so no test reaches a registry by accident.
@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
+from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 
@@ -71,6 +72,10 @@ class Registry(Protocol):
     def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str: ...
 
     def list_tags(self, name: str) -> list[str]: ...
+
+    def put_blob(self, name: str, data: bytes) -> str: ...
+
+    def get_blob(self, name: str, digest: str) -> bytes: ...
 
 
 def repository(registry: Registry, name: str) -> str:
@@ -172,6 +177,43 @@ class HttpRegistry:
             return []
         _raise_for(response, url)
         return list(response.json().get("tags") or [])
+
+    def put_blob(self, name: str, data: bytes) -> str:
+        """Upload `data` into the repository (POST an upload, then PUT it whole with its
+        digest); a blob the repository already holds is not sent again. Returns its digest."""
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        scope = scope_for(self.path(name), write=True)  # one token for HEAD, POST and PUT
+        url = self.url(name, "blobs", digest)
+        held = self._request("HEAD", url, {}, scope=scope)
+        if held.status_code == 200:
+            return digest
+        if held.status_code != 404:
+            _raise_for(held, url)
+        start = self.url(name, "blobs", "uploads") + "/"
+        response = self._request("POST", start, {}, scope=scope)
+        _raise_for(response, start)
+        location = urljoin(start, response.headers.get("Location", ""))
+        # The upload URL gets our credentials: it must be on the registry we authenticated to.
+        if response.status_code != 202 or urlsplit(location).netloc != self.host:
+            raise RegistryError(f"{start}: HTTP {response.status_code}, upload location "
+                                f"{location.split('?')[0]!r}")
+        put = f"{location}{'&' if '?' in location else '?'}digest={quote(digest)}"
+        response = self._request("PUT", put, {"Content-Type": "application/octet-stream"},
+                                 data, scope)
+        _raise_for(response, url)
+        stored = response.headers.get("Docker-Content-Digest", digest)
+        if response.status_code != 201 or stored != digest:
+            raise RegistryError(f"{url}: upload answered HTTP {response.status_code}, {stored}")
+        return digest
+
+    def get_blob(self, name: str, digest: str) -> bytes:
+        """The blob `digest` of the repository, its bytes checked against the digest."""
+        url = self.url(name, "blobs", digest)
+        response = self._request("GET", url, {}, scope=scope_for(self.path(name), write=False))
+        _raise_for(response, url)
+        if "sha256:" + hashlib.sha256(response.content).hexdigest() != digest:
+            raise RegistryError(f"{url}: the blob received does not match its digest")
+        return response.content
 
     def is_up(self) -> bool:
         try:

@@ -15,6 +15,7 @@ from typing import Any
 import docker
 import pytest
 
+from ngc_builder.lock.models import dump_lock, load_lock, lock_path
 from tests.conftest import DATA, REPO
 
 
@@ -59,7 +60,16 @@ def make_ci_root(root: Path) -> Path:
     (root / "frameworks" / "broken").symlink_to(DATA / "frameworks" / "broken")
     manifest = root / "releases" / "ci.yaml"
     manifest.write_text((DATA / "releases" / "ci.yaml").read_text())
+    copy_lock(manifest)
     return manifest
+
+
+def copy_lock(manifest: Path, leave_out: tuple[str, ...] = ()) -> None:
+    """The CI release's committed lock beside `manifest`, without the images left out."""
+    lock = load_lock(DATA / "releases" / "ci.lock.json")
+    assert lock is not None
+    kept = {name: image for name, image in lock.images.items() if name not in leave_out}
+    lock_path(manifest).write_text(dump_lock(lock.model_copy(update={"images": kept})))
 
 
 @pytest.fixture(scope="session")

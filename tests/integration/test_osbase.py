@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.build.osbase import bootstrap, host_debian_mirror
+from ngc_builder.build.osbase import bootstrap
 from ngc_builder.manifest.models import BaseImage
 from ngc_builder.manifest.source import load_yaml
+from ngc_builder.services.mirror import host_debian_mirror
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.integration

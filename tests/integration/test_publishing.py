@@ -21,7 +21,7 @@ import pytest
 
 from ngc_builder.services.registry import parse_registry
 from tests.conftest import DATA, REPO
-from tests.integration.conftest import REGISTRY_HOST, cli
+from tests.integration.conftest import REGISTRY_HOST, cli, copy_lock
 
 pytestmark = pytest.mark.integration
 TAG = "26.11-py3"
@@ -57,6 +57,7 @@ def new_project(root: Path) -> Project:
     manifest = root / "releases" / "26.11.yaml"
     text = (DATA / "releases" / "ci.yaml").read_text()
     manifest.write_text(text[: text.index("  - framework: broken")])
+    copy_lock(manifest, leave_out=("broken",))
     return Project(root, manifest, root / "build", f"{REGISTRY_HOST}/pub-{secrets.token_hex(4)}")
 
 
@@ -99,11 +100,18 @@ def test_a_bump_rebuilds_only_that_image_and_needs_force_to_move_its_tag(
     text = project.manifest.read_text()
     project.manifest.write_text(text.replace(
         "    variant: cpu\n", "    variant: cpu\n    extra_packages:\n      six: \"1.17.0\"\n"))
+    stale = cli("plan", str(project.manifest), "--registry", project.registry)
+    assert stale.returncode == 2 and "images.jax: lock is stale (pip: +six==1.17.0)" in (
+        stale.stderr)
+    relocked = cli("lock", str(project.manifest), "--only", "jax")
+    assert relocked.returncode == 0, relocked.stderr[-2000:]
+    assert "changed: +six 1.17.0" in relocked.stdout
     plan = json.loads(cli("plan", str(project.manifest), "--registry", project.registry,
                           "--build-dir", str(project.build_dir), "--json").stdout)["images"]
     jax = next(i for i in plan if i["image"] == "jax")
     # "reuse" where an earlier test run on this machine built an image from the same key
     assert jax["build"] in ("build", "reuse") and "requirements.txt changed" in jax["reasons"]
+    assert "lock: +six 1.17.0" in jax["reasons"]
     refused = project.release()
     assert refused.returncode == 1
     built, pushed = built_and_pushed(refused)
@@ -215,6 +223,13 @@ def test_a_retired_release_is_rebuilt_to_the_same_tags(project: Project, tmp_pat
     rebuilds = json.loads((archive / "26.11" / "release.json").read_text())["rebuilds"]
     assert {move["image"] for move in rebuilds} == {n for n in IMAGES if after[n] != before[n]}
     assert all(move["old"] == before[move["image"]] for move in rebuilds)
+    # Rebuilt from the archived lock: the same pip and dpkg package set as archived.
+    assert (archive / "26.11" / "manifest.lock.json").is_file()
+    reports = tmp_path / "build" / "rebuild-26.11" / "26.11" / "reports"
+    for name in IMAGES:
+        archived = json.loads((archive / "26.11" / "packages" / f"{name}.json").read_text())
+        rebuilt = reports / f"{name}.packages.json"
+        assert json.loads(rebuilt.read_text()) == archived, name
 
 
 def test_an_image_past_its_size_baseline_fails_naming_what_it_added(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ngc_builder.publish.sbom import check_sbom, sbom_tag
 from ngc_builder.services.registry import parse_registry
 from tests.integration.conftest import ReleaseRun, cli
 
@@ -45,8 +46,11 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
         image = ci_release.record["images"][name]
         key_tag = f"key-{image['build']['key']}"
         tags = parse_registry(ci_release.registry).list_tags(name)
-        assert sorted(tags) == [TAG, f"{TAG}-rc1", key_tag]
         digest = image["push"]["digest"]
+        # ...and the image's SBOM beside it, pushed before the release tag moved
+        assert sorted(tags) == sorted([TAG, f"{TAG}-rc1", key_tag, sbom_tag(digest)])
+        assert image["push"]["sbom"] == sbom_tag(digest)
+        assert check_sbom(parse_registry(ci_release.registry), name, digest) is None
         for tag in (TAG, f"{TAG}-rc1", key_tag):  # one manifest, three names
             assert parse_registry(ci_release.registry).manifest_digest(name, tag) == digest
     assert parse_registry(ci_release.registry).list_tags("broken") == []

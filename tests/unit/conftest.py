@@ -98,3 +98,4 @@ def no_local_engine_quick_retries(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.setenv("NGC_RETRY_WAIT", "0.01")  # retries stay bounded and quick
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))  # no one's logins
     monkeypatch.setenv("NGC_DOCKER_CERTS_D", str(tmp_path / "certs.d"))
+    monkeypatch.setenv("NGC_CACHE_DIR", str(tmp_path / "package-cache"))  # never the user's

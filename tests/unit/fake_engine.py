@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import docker.errors
 import requests
@@ -59,6 +59,7 @@ class FakeEngine:
     # image -> another image whose build its push waits for (at most 5 s): proves overlap
     hold_push: dict[str, str] = field(default_factory=dict)
     built_events: dict[str, threading.Event] = field(default_factory=dict)
+    networks: dict[str, str] = field(default_factory=lambda: {"bridge": "172.17.0.1"})
 
     def built_event(self, name: str) -> threading.Event:
         return self.built_events.setdefault(name, threading.Event())
@@ -84,6 +85,7 @@ class FakeRegistry:
 
     def __init__(self, engine: FakeEngine) -> None:
         self.engine = engine
+        self.blobs: dict[tuple[str, str], bytes] = {}  # (name, digest) -> bytes
 
     @property
     def address(self) -> str:
@@ -116,16 +118,38 @@ class FakeRegistry:
         self.engine.registry[(name, tag)] = manifest.digest
         return manifest.digest
 
+    def put_blob(self, name: str, data: bytes) -> str:
+        return _put_blob(self.blobs, name, data)
+
+    def get_blob(self, name: str, digest: str) -> bytes:
+        return _get_blob(self.blobs, REGISTRY, name, digest)
+
+
+def _put_blob(blobs: dict[tuple[str, str], bytes], name: str, data: bytes) -> str:
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    blobs[(name, digest)] = data
+    return digest
+
+
+def _get_blob(blobs: dict[tuple[str, str], bytes], address: str, name: str,
+              digest: str) -> bytes:
+    if (name, digest) not in blobs:  # a blob of another repository is not readable here
+        raise RegistryError(f"https://{address}/v2/{name}/blobs/{digest}: HTTP 404")
+    return blobs[(name, digest)]
+
 
 class FakeApi:
     def __init__(self, engine: FakeEngine) -> None:
         self.engine = engine
+        self.internal = True  # networks other than the default bridge have no route out
 
     def build(self, *, path: str, tag: str, labels: dict[str, str], rm: bool, forcerm: bool,
-              pull: bool, decode: bool, nocache: bool) -> Iterator[Chunk]:
+              pull: bool, decode: bool, nocache: bool, network_mode: str | None = None,
+              extra_hosts: dict[str, str] | None = None) -> Iterator[Chunk]:
         engine = self.engine
         name = Path(path).name
-        kwargs = {"rm": rm, "forcerm": forcerm, "pull": pull, "nocache": nocache}
+        kwargs = {"rm": rm, "forcerm": forcerm, "pull": pull, "nocache": nocache,
+                  "network_mode": network_mode, "extra_hosts": extra_hosts}
         engine.calls.append(("build", name, tag, kwargs))
         engine.built_event(name).set()
         yield {"stream": f"Step 1/2 : FROM parent-of-{name}\n"}
@@ -148,6 +172,19 @@ class FakeApi:
         if image_id is None or image_id not in self.engine.images:
             raise docker.errors.ImageNotFound(f"No such image: {ref}")
         return image_id
+
+    def inspect_network(self, net_id: str) -> dict[str, Any]:
+        if net_id not in self.engine.networks:
+            raise docker.errors.NotFound(f"network {net_id} not found")
+        gateway = self.engine.networks[net_id]
+        return {"Name": net_id, "Internal": self.internal and net_id != "bridge",
+                "IPAM": {"Config": [{"Gateway": gateway}]}}
+
+    def create_network(self, name: str, *, driver: str, internal: bool,
+                       check_duplicate: bool) -> dict[str, str]:
+        self.engine.calls.append(("network", name, driver, internal))
+        self.engine.networks[name] = f"172.{17 + len(self.engine.networks)}.0.1"
+        return {"Id": name}
 
     def images(self, *, filters: dict[str, str]) -> list[dict[str, Any]]:
         key, _, value = filters["label"].partition("=")
@@ -215,6 +252,10 @@ class FakeApi:
         if image not in self.engine.tags:
             raise docker.errors.ImageNotFound(f"No such image: {image}")
         del self.engine.tags[image]
+
+    def load_image(self, data: IO[bytes]) -> Iterator[Chunk]:
+        self.engine.calls.append(("load",))
+        yield {"stream": "Loaded image"}
 
     def import_image_from_file(self, filename: str, *, repository: str, tag: str,
                                changes: list[str]) -> None:
@@ -344,6 +385,7 @@ class TableRegistry:
     manifests: dict[str, Manifest] = field(default_factory=dict)
     address: str = REGISTRY
     down: bool = False  # every call fails as an unreachable registry does
+    blobs: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (name, digest) -> bytes
 
     def manifest_digest(self, name: str, reference: str) -> str | None:
         if self.down:
@@ -359,6 +401,14 @@ class TableRegistry:
 
     def list_tags(self, name: str) -> list[str]:
         return sorted(tag for (held, tag) in self.tags if held == name)
+
+    def put_blob(self, name: str, data: bytes) -> str:
+        return _put_blob(self.blobs, name, data)
+
+    def get_blob(self, name: str, digest: str) -> bytes:
+        if self.down:
+            raise RegistryError(f"https://{self.address}/v2/: connection refused")
+        return _get_blob(self.blobs, self.address, name, digest)
 
 
 DIGEST = "sha256:" + "aa" * 32

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import docker.errors
 import pytest
 
-from ngc_builder.build import osbase
-from ngc_builder.build.osbase import _first_mirror, _obtain, ensure_os_image, host_debian_mirror
+from ngc_builder.build.osbase import _obtain, ensure_os_image
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.models import BaseImage
 from ngc_builder.services.engine import Engine
@@ -23,27 +21,6 @@ pytestmark = pytest.mark.unit
 
 REF = "ngc-local/os-debian-bookworm:12"
 
-DEB822 = """\
-# Modernized from /etc/apt/sources.list
-Types: deb
-URIs: http://deb.debian.org/debian-security/
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: http://mirror.example.com/debian/
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-"""
-
-ONE_LINE = """\
-# deb http://commented.example.com/debian bookworm main
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://security.debian.org/debian-security bookworm-security main
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg arch=amd64] http://ftp.example.org/debian bookworm main
-deb http://later.example.org/debian bookworm-updates main
-"""  # noqa: E501
 
 
 def base_image(pull: str | None = "debian:bookworm", bootstrap: bool = True) -> BaseImage:
@@ -118,50 +95,6 @@ class Bootstraps(list[tuple[Any, BaseImage, str]]):
 @pytest.fixture
 def bootstraps() -> Bootstraps:
     return Bootstraps()
-
-
-# --- mirrors -----------------------------------------------------------------------------
-
-
-def test_first_mirror_deb822_skips_security() -> None:
-    assert _first_mirror(DEB822) == "http://mirror.example.com/debian"
-
-
-def test_first_mirror_one_line_with_options_skips_security_and_comments() -> None:
-    assert _first_mirror(ONE_LINE) == "http://ftp.example.org/debian"
-
-
-def test_first_mirror_plain_one_line() -> None:
-    assert _first_mirror("deb http://deb.debian.org/debian bookworm main\n") == (
-        "http://deb.debian.org/debian")
-
-
-def test_first_mirror_none_when_only_security_or_nothing() -> None:
-    assert _first_mirror("URIs: http://deb.debian.org/debian-security\n") is None
-    assert _first_mirror("# nothing configured\n") is None
-
-
-def test_host_debian_mirror_env_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    sources = tmp_path / "debian.sources"
-    sources.write_text(DEB822, encoding="utf-8")
-    monkeypatch.setattr(osbase, "APT_SOURCES", (sources,))
-    monkeypatch.setenv("NGC_DEBIAN_MIRROR", "http://corp.example.com/debian")
-    assert host_debian_mirror() == "http://corp.example.com/debian"
-
-
-def test_host_debian_mirror_reads_apt_files_in_order(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.delenv("NGC_DEBIAN_MIRROR", raising=False)
-    missing = tmp_path / "missing.sources"
-    security_only = tmp_path / "security.sources"
-    security_only.write_text("URIs: http://deb.debian.org/debian-security\n", encoding="utf-8")
-    legacy = tmp_path / "sources.list"
-    legacy.write_text(ONE_LINE, encoding="utf-8")
-    monkeypatch.setattr(osbase, "APT_SOURCES", (missing, security_only, legacy))
-    assert host_debian_mirror() == "http://ftp.example.org/debian"
-    monkeypatch.setattr(osbase, "APT_SOURCES", (missing,))
-    assert host_debian_mirror() is None
 
 
 # --- obtaining the image -----------------------------------------------------------------

@@ -97,11 +97,23 @@ def test_release_rejects_an_unknown_only(write_release: WriteRelease) -> None:
     assert code == 2 and "no image named 'tensorflow'" in err
 
 
-def test_release_rejects_a_missing_ca_bundle(write_release: WriteRelease,
-                                             tmp_path: Path) -> None:
-    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
-                          "--ca-bundle", str(tmp_path / "none.pem"))
-    assert code == 2 and "ca-bundle: No such file or directory" in err
+def test_release_without_a_lock_is_refused_before_anything_is_built(
+        write_release: WriteRelease) -> None:
+    code, _, err = invoke("release", str(write_release(GOOD_RELEASE, lock=False)), "--offline")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "releases/26.11.lock.json:1: lock: no lock for release 26.11: run "
+        "`ngc-builder lock MANIFEST`"]
+
+
+def test_check_names_the_image_whose_lock_is_stale(write_release: WriteRelease) -> None:
+    manifest = write_release(GOOD_RELEASE)
+    manifest.write_text(GOOD_RELEASE.replace('"0.12.0"', '"0.12.1"'), encoding="utf-8")
+    code, out, err = invoke("check", str(manifest), "--offline")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        "releases/26.11.lock.json:1: images.jax: lock is stale (pip: -jax[cuda13]==0.12.0 "
+        "-jaxlib==0.12.0 +jax[cuda13]==0.12.1 +jaxlib==0.12.1): lock again"]
 
 
 def test_validate_needs_an_image_or_host() -> None:

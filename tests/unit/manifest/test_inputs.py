@@ -50,13 +50,6 @@ def test_missing_shared_template(write_release: WriteRelease, project: Path) -> 
     assert code == 2 and "templates/cuda.Dockerfile.j2:1: template: not found" in err
 
 
-def test_ca_bundle_without_certificates(write_release: WriteRelease, tmp_path: Path) -> None:
-    empty = tmp_path / "empty.pem"
-    empty.write_text("")
-    code, err = run_cli("render", str(write_release(GOOD_RELEASE)), "--out",
-                        str(tmp_path / "out"), "--offline", "--ca-bundle", str(empty))
-    assert code == 2 and "ca-bundle: holds no PEM certificate" in err
-
 
 def test_manifest_that_is_not_utf8(write_release: WriteRelease) -> None:
     manifest = write_release(GOOD_RELEASE)

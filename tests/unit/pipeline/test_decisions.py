@@ -13,6 +13,7 @@ from ngc_builder.render.keys import release_keys
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.fake_engine import DIGEST, OTHER, TableRegistry, published
+from tests.unit.locks import fake_lock
 
 pytestmark = pytest.mark.unit
 
@@ -21,7 +22,7 @@ def test_plan_says_skip_build_and_why(write_release: WriteRelease) -> None:
     loaded = load_release(write_release(GOOD_RELEASE))
     registry = TableRegistry()
     plan = plan_release(loaded, registry)
-    rendered = {i.spec.name: i for i in render_release(loaded, plan, None)}
+    rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
     keys = release_keys(loaded, plan, rendered)
     tags = {("base", keys["base"].tag): DIGEST, ("base", "26.11-py3"): DIGEST,
             ("pytorch", "26.11-py3"): OTHER}
@@ -44,7 +45,7 @@ def test_plan_promotes_what_the_registry_holds_by_key(write_release: WriteReleas
     loaded = load_release(write_release(GOOD_RELEASE))
     registry = TableRegistry()
     plan = plan_release(loaded, registry)
-    rendered = {i.spec.name: i for i in render_release(loaded, plan, None)}
+    rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
     keys = release_keys(loaded, plan, rendered)
     for name in ("base", "cuda-cu13", "pytorch", "jax"):
         registry.tags[(name, keys[name].tag)] = DIGEST

@@ -22,6 +22,7 @@ from ngc_builder.render.keys import image_key, release_keys
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, fake_fetch
 from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeEngine, Setup, fake_registry
+from tests.unit.locks import deb, fake_lock
 
 pytestmark = pytest.mark.unit
 
@@ -32,7 +33,8 @@ def setup(write_release: WriteRelease, tmp_path: Path) -> Setup:
     check_stacks(loaded, fake_fetch)  # as `prepare` does, with the fake index
     engine = FakeEngine()
     plan = plan_release(loaded, fake_registry(engine))
-    rendered = {image.spec.name: image for image in render_release(loaded, plan, None)}
+    lock = fake_lock(loaded, plan)
+    rendered = {image.spec.name: image for image in render_release(loaded, plan, lock)}
     for image in rendered.values():
         image.write(tmp_path / "context")
     return Setup(plan, rendered, tmp_path, release_keys(loaded, plan, rendered), engine)
@@ -339,12 +341,13 @@ def test_rerun_after_a_failure_only_redoes_the_failed_image(setup: Setup) -> Non
     assert not any(image.failed for image in record.images.values())
 
 
-def test_changed_parent_rebuilds_the_children(setup: Setup, tmp_path: Path) -> None:
+def test_changed_parent_rebuilds_the_children(setup: Setup) -> None:
     setup.go()
-    bundle = tmp_path / "ca.crt"
-    bundle.write_text("-----BEGIN CERTIFICATE-----\n", encoding="utf-8")
     loaded = load_release(setup.tmp / "project" / "releases" / "26.11.yaml")
-    setup.rendered = {i.spec.name: i for i in render_release(loaded, setup.plan, bundle)}
+    lock = fake_lock(loaded, setup.plan)
+    lock.images["base"] = lock.images["base"].model_copy(
+        update={"apt": [deb(p.name, "2.0") for p in lock.images["base"].apt]})
+    setup.rendered = {i.spec.name: i for i in render_release(loaded, setup.plan, lock)}
     setup.keys = release_keys(loaded, setup.plan, setup.rendered)
     setup.force = True  # every release tag moves to the rebuilt images
     record = setup.go()

@@ -12,6 +12,7 @@ from ngc_builder.plan.dag import plan_release
 from ngc_builder.render.contexts import render_release
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.locks import fake_lock
 
 pytestmark = pytest.mark.unit
 
@@ -63,7 +64,8 @@ def test_labels_and_expectations_follow_the_base(write_release: WriteRelease) ->
                          '    base: debian-bookworm', 'name: jax-cpu\n    version: "0.12.0"\n'
                          '    variant: cpu')
     loaded = load_release(write_release(text))
-    rendered = {r.spec.name: r for r in render_release(loaded, plan_release(loaded), None)}
+    plan = plan_release(loaded)
+    rendered = {r.spec.name: r for r in render_release(loaded, plan, fake_lock(loaded, plan))}
     old = rendered["torch-old"]
     assert old.spec.labels["org.ngc-builder.python"] == "3.11"
     assert old.spec.labels["org.ngc-builder.os"] == "debian-bookworm"

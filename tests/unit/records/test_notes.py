@@ -46,3 +46,18 @@ def test_notes_diff_against_the_archived_previous_release(
     assert "- **pytorch**: new in this release" in text
     assert "registry stores 0.00 GB" in text and "0.82 x" in text  # 450 of 550 bytes
     assert "jax==0.12.0" in text
+
+
+def test_the_package_diff_is_the_lock_diff(write_release: WriteRelease, tmp_path: Path) -> None:
+    older = write_release(GOOD_RELEASE.replace('"0.12.0"', '"0.11.0"').replace(
+        'release: "26.11"', 'release: "26.10"'), name="26.10.yaml")
+    old = published(["jax"])
+    old.release = "26.10"
+    archived = archive.write(tmp_path / "archive", older, old)
+    assert (archived / "manifest.lock.json").read_text() == (
+        older.with_name("26.10.lock.json").read_text())
+    loaded = load_release(write_release(GOOD_RELEASE))
+    text = notes.release_notes(loaded, published(["jax"]), tmp_path / "archive",
+                               TableRegistry(manifests={}))
+    assert "- **jax** (lock): jax 0.11.0 -> 0.12.0, jaxlib 0.11.0 -> 0.12.0" in text
+    assert "pytorch" not in text.split("## Changes since 26.10")[1].split("Built images")[0]

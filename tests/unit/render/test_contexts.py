@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.commands.prepare import fresh_lock
+from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.render.contexts import RenderedImage, render_release
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.locks import deb
 
 pytestmark = pytest.mark.unit
 GOLDEN = Path(__file__).parents[1] / "golden"
@@ -21,13 +24,14 @@ GOLDEN = Path(__file__).parents[1] / "golden"
 DIGEST_TAG = re.compile(r"-py3-[0-9a-f]{12}")
 
 
-def render(manifest: Path, ca_bundle: Path | None = None) -> list[RenderedImage]:
+def render(manifest: Path, lock: ReleaseLock | None = None) -> list[RenderedImage]:
     loaded = load_release(manifest)
-    return render_release(loaded, plan_release(loaded), ca_bundle)
+    plan = plan_release(loaded)
+    return render_release(loaded, plan, lock or fresh_lock(loaded, plan))
 
 
 def test_release_renders_like_the_golden_files() -> None:
-    # The repository's own current release, rendered without a CA bundle.
+    # The repository's own current release with its real lock.
     for image in render(REPO / "releases" / "26.11.yaml"):
         text = DIGEST_TAG.sub("-py3-<digest>", image.dockerfile)
         golden = GOLDEN / "26.11" / f"{image.spec.name}.Dockerfile"
@@ -52,29 +56,45 @@ def test_same_input_gives_byte_identical_output(write_release: WriteRelease,
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
 
 
-def test_parent_digest_changes_with_parent_context(write_release: WriteRelease,
-                                                   tmp_path: Path) -> None:
+def test_parent_digest_changes_with_parent_context(write_release: WriteRelease) -> None:
     manifest = write_release(GOOD_RELEASE)
     plain = {i.spec.name: i for i in render(manifest)}
-    bundle = tmp_path / "ca.crt"
-    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
-    with_ca = {i.spec.name: i for i in render(manifest, bundle)}
-    assert plain["base"].digest() != with_ca["base"].digest()
-    assert plain["cuda-cu13"].dockerfile != with_ca["cuda-cu13"].dockerfile
+    lock = load_lock(lock_path(manifest))
+    assert lock is not None
+    lock.images["base"] = lock.images["base"].model_copy(
+        update={"apt": [deb(p.name, "2.0") for p in lock.images["base"].apt]})
+    moved = {i.spec.name: i for i in render(manifest, lock)}
+    assert plain["base"].digest() != moved["base"].digest()
+    assert plain["cuda-cu13"].dockerfile != moved["cuda-cu13"].dockerfile
     # ...and so on up the DAG: a changed base reaches every framework's FROM line.
-    assert plain["jax"].dockerfile != with_ca["jax"].dockerfile
+    assert plain["jax"].dockerfile != moved["jax"].dockerfile
 
 
-def test_ca_bundle_is_copied_to_its_own_path(write_release: WriteRelease,
-                                             tmp_path: Path) -> None:
-    bundle = tmp_path / "corp.pem"
-    bundle.write_bytes(b"-----BEGIN CERTIFICATE-----\nxyz\n")
-    base = render(write_release(GOOD_RELEASE), bundle)[0]
-    assert base.files["ngc-ca-bundle.crt"] == bundle.read_bytes()
-    assert "COPY ngc-ca-bundle.crt /etc/ssl/ngc-ca-bundle.crt" in base.dockerfile
-    assert "PIP_CERT=/etc/ssl/ngc-ca-bundle.crt" in base.dockerfile
-    plain = render(write_release(GOOD_RELEASE))[0]
-    assert "ngc-ca-bundle.crt" not in plain.dockerfile and "ngc-ca-bundle.crt" not in plain.files
+def test_nothing_of_the_build_host_is_in_a_dockerfile_or_context() -> None:
+    """No CA bundle, proxy or cache address: builds reach the cache by the name `ngc-cache`,
+    and no ENV of any image names a certificate, a proxy or an index."""
+    env_line = re.compile(r"^ENV .*", re.MULTILINE)
+    for image in render(REPO / "releases" / "26.11.yaml"):
+        settings = " ".join(env_line.findall(image.dockerfile)).upper()
+        assert not re.search(r"CERT|CA_BUNDLE|PROXY|INDEX_URL|NGC-CACHE", settings), image.spec.name
+        assert not any(b"BEGIN CERTIFICATE" in data or b"PRIVATE KEY" in data
+                       for data in image.files.values()), image.spec.name
+        hosts = set(re.findall(r"http://([^/:\s]+)", image.dockerfile))
+        assert hosts <= {"ngc-cache"}, (image.spec.name, hosts)
+
+
+def test_installs_are_the_lock_with_hashes(write_release: WriteRelease) -> None:
+    manifest = write_release(GOOD_RELEASE)
+    lock = load_lock(lock_path(manifest))
+    assert lock is not None
+    images = {i.spec.name: i for i in render(manifest)}
+    jax = images["jax"]
+    assert jax.files["requirements.lock"].decode() == "".join(
+        f"{p.requirement()}\n" for p in lock.images["jax"].pip)
+    assert "--require-hashes" in jax.dockerfile
+    assert "python -m ngc_runner.lockcheck" in jax.dockerfile
+    pins = [p.pin() for p in lock.images["base"].apt]
+    assert all(pin in images["base"].dockerfile for pin in pins)
 
 
 def test_contexts_carry_pins_runner_and_expectations(write_release: WriteRelease) -> None:

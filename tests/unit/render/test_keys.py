@@ -13,6 +13,7 @@ from ngc_builder.render.contexts import RenderedImage, render_release
 from ngc_builder.render.keys import changes, image_key, release_keys
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.locks import fake_lock
 
 pytestmark = pytest.mark.unit
 
@@ -21,7 +22,8 @@ pytestmark = pytest.mark.unit
 def rendered(write_release: WriteRelease) -> dict[str, RenderedImage]:
     loaded = load_release(write_release(GOOD_RELEASE))
     plan = plan_release(loaded)
-    return {image.spec.name: image for image in render_release(loaded, plan, None)}
+    lock = fake_lock(loaded, plan)
+    return {image.spec.name: image for image in render_release(loaded, plan, lock)}
 
 
 def with_file(image: RenderedImage, name: str, content: bytes) -> RenderedImage:
@@ -31,8 +33,8 @@ def with_file(image: RenderedImage, name: str, content: bytes) -> RenderedImage:
 def test_keys_are_stable_and_chain_through_parents(write_release: WriteRelease) -> None:
     loaded = load_release(write_release(GOOD_RELEASE))
     plan = plan_release(loaded)
-    first = {i.spec.name: i for i in render_release(loaded, plan, None)}
-    second = {i.spec.name: i for i in render_release(loaded, plan, None)}
+    first = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
+    second = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
     keys, again = release_keys(loaded, plan, first), release_keys(loaded, plan, second)
     assert {n: k.key for n, k in keys.items()} == {n: k.key for n, k in again.items()}
     assert keys["jax"].parent == keys["cuda-cu13"].key

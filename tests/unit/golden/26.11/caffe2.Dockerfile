@@ -3,8 +3,9 @@
 # Layer 2: Caffe2 1.10.2 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/caffe2/requirements.txt
-RUN pip install --no-cache-dir -r /opt/ngc/frameworks/caffe2/requirements.txt
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/caffe2/
+RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/caffe2/requirements.lock \
+ && python -m ngc_runner.lockcheck /opt/ngc/frameworks/caffe2/requirements.lock
 
 COPY probe/ /opt/ngc/probes/caffe2/
 COPY expect/ /opt/ngc/expect/

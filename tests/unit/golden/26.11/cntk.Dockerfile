@@ -3,11 +3,8 @@
 # Layer 2: Microsoft Cognitive Toolkit 2.7 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/cntk/requirements.txt
-RUN apt-get update \
- && apt-get install -y --no-install-recommends libopenmpi3 \
- && rm -rf /var/lib/apt/lists/*
-RUN pip install --no-cache-dir -r /opt/ngc/frameworks/cntk/requirements.txt
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/cntk/
+RUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/cntk/requirements.lock
 
 COPY probe/ /opt/ngc/probes/cntk/
 COPY expect/ /opt/ngc/expect/

@@ -4,7 +4,8 @@
 FROM ngc-local/base:26.11-py3-<digest>
 
 COPY stack/ /opt/ngc/stack/
-RUN pip install --no-cache-dir -r /opt/ngc/stack/requirements.txt \
+RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/stack/requirements.lock \
+ && python -m ngc_runner.lockcheck /opt/ngc/stack/requirements.lock \
  && find /opt/venv -path '*/nvidia/*' -name 'lib*.so*' -printf '%h\n' | sort -u \
       > /etc/ld.so.conf.d/00-ngc-cuda.conf \
  && ldconfig

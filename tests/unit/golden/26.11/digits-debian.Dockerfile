@@ -3,10 +3,7 @@
 # Layer 2: DIGITS 6.1.1 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/digits-debian/requirements.txt
-RUN apt-get update \
- && apt-get install -y --no-install-recommends digits \
- && rm -rf /var/lib/apt/lists/*
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/digits-debian/
 
 COPY probe/ /opt/ngc/probes/digits/
 COPY expect/ /opt/ngc/expect/

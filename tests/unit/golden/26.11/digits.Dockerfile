@@ -3,8 +3,8 @@
 # Layer 2: DIGITS 6.1.1 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/digits/requirements.txt
-RUN pip install --no-cache-dir -r /opt/ngc/frameworks/digits/requirements.txt
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/digits/
+RUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/digits/requirements.lock
 
 COPY probe/ /opt/ngc/probes/digits/
 COPY expect/ /opt/ngc/expect/

@@ -3,8 +3,9 @@
 # Layer 3: JAX 0.12.0 on CUDA stack cu13.
 FROM ngc-local/cuda-cu13:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/jax/requirements.txt
-RUN pip install --no-cache-dir -r /opt/ngc/frameworks/jax/requirements.txt
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/jax/
+RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/jax/requirements.lock \
+ && python -m ngc_runner.lockcheck /opt/ngc/frameworks/jax/requirements.lock
 
 COPY probe/ /opt/ngc/probes/jax/
 COPY expect/ /opt/ngc/expect/

@@ -3,10 +3,7 @@
 # Layer 2: Torch (Lua) 7.0 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/lua-torch/requirements.txt
-RUN apt-get update \
- && apt-get install -y --no-install-recommends lua-torch-torch7 lua-torch-trepl \
- && rm -rf /var/lib/apt/lists/*
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/lua-torch/
 
 COPY probe/ /opt/ngc/probes/lua-torch/
 COPY expect/ /opt/ngc/expect/

@@ -3,8 +3,9 @@
 # Layer 2: PyTensor 3.3.7 on debian-trixie, with no CUDA stack.
 FROM ngc-local/base:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/pytensor/requirements.txt
-RUN pip install --no-cache-dir -r /opt/ngc/frameworks/pytensor/requirements.txt \
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/pytensor/
+RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/pytensor/requirements.lock \
+ && python -m ngc_runner.lockcheck /opt/ngc/frameworks/pytensor/requirements.lock \
  && echo /opt/venv/lib > /etc/ld.so.conf.d/10-ngc-venv-lib.conf \
  && ldconfig
 

@@ -3,8 +3,9 @@
 # Layer 3: TensorFlow 2.21.0 on CUDA stack cu12.
 FROM ngc-local/cuda-cu12:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/tensorflow/requirements.txt
-RUN pip install --no-cache-dir -r /opt/ngc/frameworks/tensorflow/requirements.txt
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/tensorflow/
+RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/tensorflow/requirements.lock \
+ && python -m ngc_runner.lockcheck /opt/ngc/frameworks/tensorflow/requirements.lock
 
 COPY probe/ /opt/ngc/probes/tensorflow/
 COPY expect/ /opt/ngc/expect/

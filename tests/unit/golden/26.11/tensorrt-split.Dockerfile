@@ -3,8 +3,8 @@
 # Layer 3: TensorRT 11.4.0.106 on CUDA stack cu13.
 FROM ngc-local/cuda-cu13:26.11-py3-<digest>
 
-COPY requirements.txt /opt/ngc/frameworks/tensorrt-split/requirements.txt
-RUN pip install --no-cache-dir -r /opt/ngc/frameworks/tensorrt-split/requirements.txt
+COPY requirements.txt requirements.lock /opt/ngc/frameworks/tensorrt-split/
+RUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/tensorrt-split/requirements.lock
 
 COPY probe/ /opt/ngc/probes/tensorrt/
 COPY expect/ /opt/ngc/expect/

@@ -1,0 +1,173 @@
+"""A flat apt repository per locked package set, served from the package cache.
+
+The cache keeps each .deb at `debs/<sha256>/<name>.deb`; `apt/<hash>/Packages` lists exactly
+the locked files, so a build that installs from that one source can only get the locked
+versions, and apt checks every .deb it downloads against the SHA256 written here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import shlex
+import tarfile
+from pathlib import Path, PurePosixPath
+
+from ngc_builder.cache.address import build_url
+from ngc_builder.lock.models import AptPackage
+
+AR_MAGIC = b"!<arch>\n"
+AR_HEADER = 60
+# Fields that describe one copy of a file in one archive: ours replace them.
+FILE_FIELDS = frozenset({"filename", "size", "md5sum", "sha1", "sha256", "sha512"})
+REPO_HASH_CHARS = 32
+
+
+class DebError(Exception):
+    """A file that is not a .deb this module can read."""
+
+
+def deb_stanza(deb: Path) -> str:
+    """The control stanza of a .deb, as its `control` file has it, ending in one newline.
+
+    Read in Python, not with `dpkg-deb --field`: the build host need not be Debian, and the
+    ar container plus a gz/xz control tarball (what the Debian archive ships) is all there
+    is to read. Zstandard members (Ubuntu) are refused with a clear error, since Python 3.11's
+    tarfile cannot open them.
+    """
+    data = deb.read_bytes()
+    if not data.startswith(AR_MAGIC):
+        raise DebError(f"{deb.name}: not an ar archive")
+    name, member = _control_member(data, deb.name)
+    if name.endswith(".zst"):
+        raise DebError(f"{deb.name}: {name} is zstd-compressed, which is not supported")
+    with tarfile.open(fileobj=io.BytesIO(member), mode="r:*") as tar:
+        for info in tar.getmembers():
+            if info.isfile() and info.name.lstrip("./") == "control":
+                extracted = tar.extractfile(info)
+                assert extracted is not None  # a regular file always has contents
+                return extracted.read().decode("utf-8").strip("\n") + "\n"
+    raise DebError(f"{deb.name}: {name} has no control file")
+
+
+def _control_member(data: bytes, label: str) -> tuple[str, bytes]:
+    """The `control.tar*` member of an ar archive: its name and bytes."""
+    offset = len(AR_MAGIC)
+    while offset + AR_HEADER <= len(data):
+        header = data[offset:offset + AR_HEADER]
+        name = header[:16].decode("ascii").strip().rstrip("/")
+        size = int(header[48:58].decode("ascii").strip())
+        start = offset + AR_HEADER
+        if name.startswith("control.tar"):
+            return name, data[start:start + size]
+        offset = start + size + (size % 2)  # members are padded to an even length
+    raise DebError(f"{label}: no control.tar member")
+
+
+def packages_index(entries: list[tuple[AptPackage, str]]) -> str:
+    """A `Packages` file: each package's control stanza plus where the cache keeps its file
+    and the hash apt must find, sorted by name, version and architecture."""
+    unique = {package.sha256: (package, stanza) for package, stanza in entries}
+    ordered = sorted(unique.values(), key=lambda entry: _order(entry[0]))
+    return "\n".join(_index_stanza(package, stanza) for package, stanza in ordered)
+
+
+def _order(package: AptPackage) -> tuple[str, str, str]:
+    return package.name, package.version, package.arch
+
+
+def _index_stanza(package: AptPackage, stanza: str) -> str:
+    fields = _control_fields(stanza)
+    found = (fields.get("package"), fields.get("version"), fields.get("architecture"))
+    if found != (package.name, package.version, package.arch):
+        raise DebError(f"{package.file}: its control says {'/'.join(map(str, found))}, "
+                       f"the lock {package.name}/{package.version}/{package.arch}")
+    kept = _without_file_fields(stanza.strip("\n").splitlines())
+    return "\n".join([*kept, f"Filename: {cache_file(package)}", f"Size: {package.size}",
+                      f"SHA256: {package.sha256}"]) + "\n"
+
+
+def _control_fields(stanza: str) -> dict[str, str]:
+    """The one-line value of each field (continuation lines ignored), keys lower-cased."""
+    fields: dict[str, str] = {}
+    for line in stanza.splitlines():
+        if line and not line[0].isspace() and ":" in line:
+            key, value = line.split(":", 1)
+            fields[key.strip().lower()] = value.strip()
+    return fields
+
+
+def _without_file_fields(lines: list[str]) -> list[str]:
+    kept: list[str] = []
+    dropping = False
+    for line in lines:
+        if line and not line[0].isspace():
+            dropping = line.split(":", 1)[0].strip().lower() in FILE_FIELDS
+        if not dropping:
+            kept.append(line)
+    return kept
+
+
+def cache_file(package: AptPackage) -> str:
+    """Where the cache keeps the .deb, relative to its root (and so to the repository URI)."""
+    return f"debs/{package.sha256}/{PurePosixPath(package.file).name}"
+
+
+def repo_path(packages: list[AptPackage]) -> str:
+    """`apt/<hash>/`: named by the locked set itself, so the Dockerfile that names it changes
+    exactly when the set does, and two images with the same set share one repository."""
+    lines = sorted({f"{p.pin()} {p.arch} {p.sha256}" for p in packages})
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    return f"apt/{digest[:REPO_HASH_CHARS]}/"
+
+
+def install_command(repo: str, packages: list[AptPackage], requested: list[str]) -> str:
+    """The shell text of a Dockerfile `RUN` that installs `requested` from the cache only.
+
+    `[trusted=yes]`: the repository is unsigned because we write its Packages file ourselves
+    from the reviewed lock, and apt still checks each .deb against the SHA256 in it. The
+    image's own sources stay untouched (users keep their Debian mirror): this source lives in
+    a temporary directory named by -o options, and it goes, with the lists and apt's binary
+    caches that would carry the cache URL, before the step ends.
+    """
+    pins = _requested_pins(packages, requested)
+    # Only our list: SourceParts names an empty directory, so the image's sources.list.d
+    # (trixie's deb822 debian.sources) is not read. No SRV lookup: `ngc-cache` lives only in
+    # /etc/hosts, and once netbase is installed apt asks DNS for _http._tcp.ngc-cache, which
+    # costs a 10 s timeout per connection on a build network without DNS (measured).
+    options = ('o="-o Dir::Etc::SourceList=$d/cache.list -o Dir::Etc::SourceParts=$d/parts '
+               '-o Acquire::EnableSrvRecords=false"')
+    source = shlex.quote(f"deb [trusted=yes] {build_url()} {repo}")
+    steps = [
+        "set -e",
+        'd="$(mktemp -d)"',
+        'mkdir "$d/parts"',
+        f'echo {source} > "$d/cache.list"',
+        options,
+        # --error-on=any: an unreadable repository fails here, not later as "Unable to locate"
+        "apt-get $o update --error-on=any",
+        "DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "
+        + " ".join(shlex.quote(pin) for pin in pins),
+        verify_installed(packages),
+        'rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb',
+    ]
+    return "; ".join(steps)
+
+
+def _requested_pins(packages: list[AptPackage], requested: list[str]) -> list[str]:
+    """Pins of the requested names this lock holds. A name it lacks was installed by a parent
+    image (the lock was resolved from these names on top of it): nothing to pin or fetch."""
+    locked = {p.name: p for p in packages}
+    return [locked[name].pin() for name in sorted(set(requested)) if name in locked]
+
+
+def verify_installed(packages: list[AptPackage]) -> str:
+    """Fail the step unless every locked package is installed at exactly its version: the
+    image's own packages or another source must not have stood in for a locked one."""
+    pins = " ".join(shlex.quote(p.pin()) for p in sorted(packages, key=_order))
+    check = ("n=${p%%=*}; v=${p#*=}; "
+             "f=\"$(dpkg-query -W -f='${db:Status-Status} ${Version}' \"$n\" 2>/dev/null "
+             "|| true)\"; "
+             '[ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found '
+             '${f:-not installed}" >&2; exit 1; }')
+    return f"for p in {pins}; do {check}; done"

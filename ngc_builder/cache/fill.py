@@ -1,0 +1,89 @@
+"""Make the cache ready for a run: every file the lock names for the selected images present
+(downloaded once by the host, or, offline, an error naming what is missing), the PEP 503
+index and the images' apt repositories written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ngc_builder.cache.fetch import fetch_debs, fetch_wheels
+from ngc_builder.cache.index import write_apt_repo, write_simple_index
+from ngc_builder.cache.store import PackageCache
+from ngc_builder.errors import StepError
+from ngc_builder.lock.inputs import target_of
+from ngc_builder.lock.models import AptPackage, PipPackage, ReleaseLock
+from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.wheels import Target
+from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.services.mirror import host_debian_mirror
+from ngc_builder.services.streams import LineSink
+
+
+@dataclass(frozen=True)
+class CacheFill:
+    downloaded: int
+    bytes: int
+
+
+def fill_cache(cache: PackageCache, loaded: LoadedRelease, images: Iterable[ImageSpec],
+               lock: ReleaseLock, sink: LineSink) -> CacheFill:
+    """Download what the cache lacks for `images`, then write its indexes."""
+    specs = list(images)
+    fetched = [fetch_wheels(cache, target, wheels, sink)
+               for target, wheels in _wheels_by_target(loaded, specs, lock).items()]
+    for mirror, debs in _debs_by_mirror(loaded, specs, lock).items():
+        fetched.append(fetch_debs(cache, mirror, debs, sink))
+    index_cache(cache, specs, lock)
+    return CacheFill(sum(f.files for f in fetched), sum(f.bytes for f in fetched))
+
+
+def missing_files(cache: PackageCache, loaded: LoadedRelease, images: Iterable[ImageSpec],
+                  lock: ReleaseLock) -> list[str]:
+    """The locked files of `images` that are not in the cache, by file name."""
+    specs = list(images)
+    wheels = [w for group in _wheels_by_target(loaded, specs, lock).values() for w in group]
+    return sorted({p.file for p in cache.missing_wheels(wheels)}
+                  | {p.file.rsplit("/", 1)[-1] for p in cache.missing_debs(_debs(specs, lock))})
+
+
+def index_cache(cache: PackageCache, images: Iterable[ImageSpec], lock: ReleaseLock) -> None:
+    write_simple_index(cache)
+    for spec in images:
+        locked = lock.for_image(spec.name)
+        if locked is not None and locked.apt:
+            write_apt_repo(cache, locked.apt)
+
+
+def _wheels_by_target(loaded: LoadedRelease, specs: list[ImageSpec],
+                      lock: ReleaseLock) -> dict[Target, list[PipPackage]]:
+    groups: dict[Target, list[PipPackage]] = {}
+    for spec in specs:
+        locked = lock.for_image(spec.name)
+        if locked is not None:
+            groups.setdefault(target_of(loaded, spec), []).extend(locked.pip)
+    return groups
+
+
+def _debs(specs: list[ImageSpec], lock: ReleaseLock) -> list[AptPackage]:
+    return [deb for spec in specs for deb in (lock.images[spec.name].apt
+                                              if spec.name in lock.images else [])]
+
+
+def _debs_by_mirror(loaded: LoadedRelease, specs: list[ImageSpec],
+                    lock: ReleaseLock) -> dict[str, list[AptPackage]]:
+    """A base's own mirror (its bootstrap section), else the host's."""
+    groups: dict[str, list[AptPackage]] = {}
+    for spec in specs:
+        debs = lock.images[spec.name].apt if spec.name in lock.images else []
+        if debs:
+            groups.setdefault(_mirror(loaded, spec), []).extend(debs)
+    return groups
+
+
+def _mirror(loaded: LoadedRelease, spec: ImageSpec) -> str:
+    bootstrap = loaded.bases[spec.base].bootstrap
+    mirror = (bootstrap.mirror if bootstrap is not None else None) or host_debian_mirror()
+    if mirror is None:
+        raise StepError("cache", "fetch", "no Debian mirror known: set NGC_DEBIAN_MIRROR")
+    return mirror

@@ -1,0 +1,83 @@
+"""Start the cache's HTTP server on the build network, or find it already running there.
+
+It listens on the address the engine's build containers reach the host at (the gateway of
+their Docker network) and nowhere else; like the registry it outlives the run that started
+it, so the next run finds it. A server of another cache on the same address and port is an
+error, never silently used.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+from ngc_builder.cache.store import PackageCache
+from ngc_builder.errors import StepError
+
+START_SECONDS = 10.0
+MARKER = "ngc-cache.txt"  # how a health check tells our server from another cache's
+
+
+def cache_token(cache: PackageCache) -> str:
+    """The marker this cache serves, made once: tells our server from another cache's."""
+    marker = cache.root / MARKER
+    if not marker.is_file():
+        cache.root.mkdir(parents=True, exist_ok=True)
+        marker.write_text(f"ngc-builder package cache {secrets.token_hex(8)}\n")
+    return marker.read_text(encoding="utf-8")
+
+
+def ensure_serving(cache: PackageCache, address: str, port: int) -> str:
+    """The cache served at http://address:port/ (started if needed); returns that URL."""
+    url = f"http://{address}:{port}/"
+    wanted = cache_token(cache)
+    served = _served_marker(url)
+    if served == wanted:
+        return url
+    if served is not None:
+        raise StepError("cache", "serve", f"{url} serves another package cache: set "
+                        "NGC_CACHE_PORT, or NGC_CACHE_DIR to that cache")
+    _start(cache, address, port)
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if _served_marker(url) == wanted:
+            return url
+        time.sleep(0.1)
+    raise StepError("cache", "serve", f"no answer at {url}: {_log_tail(cache, address, port)}")
+
+
+def _served_marker(url: str) -> str | None:
+    with requests.Session() as session:
+        session.trust_env = False  # the cache is on this machine: never through a proxy
+        try:
+            response = session.get(url + MARKER, timeout=2)
+        except requests.RequestException:
+            return None
+    return response.text if response.status_code == 200 else ""
+
+
+def _log(cache: PackageCache, address: str, port: int) -> Path:
+    return cache.root / "logs" / f"serve-{address}-{port}.log"
+
+
+def _start(cache: PackageCache, address: str, port: int) -> None:
+    log = _log(cache, address, port)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        subprocess.Popen([sys.executable, "-m", "ngc_builder.cache.serve", str(cache.root),
+                          address, str(port)], stdin=subprocess.DEVNULL, stdout=out,
+                         stderr=out, start_new_session=True)
+
+
+def _log_tail(cache: PackageCache, address: str, port: int) -> str:
+    lines = _log(cache, address, port).read_text(errors="replace").strip().splitlines()
+    errors = [line for line in lines if "Error" in line]
+    if any("Cannot assign requested address" in line for line in errors):
+        return (f"{address} is not an address of this machine: the cache must run on the "
+                "Docker engine's host")
+    return (errors or lines or ["the server wrote nothing"])[-1]

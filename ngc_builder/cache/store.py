@@ -1,0 +1,74 @@
+"""The cache's files, addressed by content: `files/<sha256>/<wheel>` and
+`debs/<sha256>/<deb>`. A file enters only after its hash was checked, so what a build gets
+from the cache is what the lock names; the same file is never downloaded twice."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TypeVar
+
+from ngc_builder.lock.models import AptPackage, PipPackage
+
+Package = TypeVar("Package", PipPackage, AptPackage)
+
+
+def default_root() -> Path:
+    """$NGC_CACHE_DIR, else ~/.cache/ngc-builder/packages (kept across clones and runs)."""
+    configured = os.environ.get("NGC_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ngc-builder" / "packages"
+
+
+class HashMismatch(Exception):
+    """A downloaded file is not the one the lock names."""
+
+
+@dataclass(frozen=True)
+class PackageCache:
+    root: Path
+
+    def wheel_path(self, package: PipPackage) -> Path:
+        return self.root / "files" / package.sha256 / package.file
+
+    def deb_path(self, package: AptPackage) -> Path:
+        return self.root / "debs" / package.sha256 / PurePosixPath(package.file).name
+
+    def missing_wheels(self, packages: Iterable[PipPackage]) -> list[PipPackage]:
+        return _unique([p for p in packages if not self.wheel_path(p).is_file()])
+
+    def missing_debs(self, packages: Iterable[AptPackage]) -> list[AptPackage]:
+        return _unique([p for p in packages if not self.deb_path(p).is_file()])
+
+    def add(self, source: Path, sha256: str, destination: Path) -> None:
+        """Move `source` to `destination` once its hash is checked (atomic: a reader never
+        sees half a file)."""
+        found = file_sha256(source)
+        if found != sha256:
+            raise HashMismatch(f"{destination.name}: sha256 {found} instead of {sha256}")
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        partial = destination.with_name(f".{destination.name}.partial")
+        shutil.move(str(source), partial)
+        partial.chmod(0o644)
+        os.replace(partial, destination)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _unique(packages: list[Package]) -> list[Package]:
+    seen: dict[str, Package] = {}
+    for package in packages:
+        seen.setdefault(package.sha256, package)
+    return [seen[key] for key in sorted(seen)]

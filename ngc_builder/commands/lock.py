@@ -1,0 +1,101 @@
+"""`ngc-builder lock MANIFEST`: resolve every image's packages (Python closure for its own
+target, Debian packages in its own OS) and write `<manifest>.lock.json` beside the manifest."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngc_builder.build.osbase import Strategy, ensure_os_image
+from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import write_atomic
+from ngc_builder.lock.diff import release_changes, summary
+from ngc_builder.lock.models import ImageLock, ReleaseLock, dump_lock, load_lock, lock_path
+from ngc_builder.lock.resolve import lock_release, unexpected_errors
+from ngc_builder.manifest.load import LoadedRelease, load_release
+from ngc_builder.manifest.stacks import check_stacks
+from ngc_builder.plan.dag import ReleasePlan, plan_release
+from ngc_builder.services.engine import Engine, connect
+
+
+@dataclass(frozen=True)
+class LockOptions:
+    manifest: Path
+    root: Path | None = None
+    os_strategy: Strategy = "auto"
+    stack_check: bool = True
+    as_json: bool = False
+    only: tuple[str, ...] = ()  # re-resolve these images, keep the rest of the lock
+
+
+def lock_command(options: LockOptions, engine: Engine | None = None) -> int:
+    """`engine`: where the OS images are (default: the local engine)."""
+    loaded = load_release(options.manifest, options.root)
+    if options.stack_check:
+        check_stacks(loaded)
+    plan = plan_release(loaded)
+    path = lock_path(loaded.manifest)
+    previous = _previous(path)
+    kept = _kept(plan, previous, options.only, path)
+    engine = engine or connect()
+    _ensure_os_images(engine, loaded, plan, options.os_strategy)
+    lock = lock_release(loaded, plan, engine, _note, kept)
+    failures = unexpected_errors(plan, lock)
+    for failure in failures:
+        print(f"error: {failure}", file=sys.stderr)
+    if failures:
+        return EXIT_FAILED  # the old lock stays: a half-resolved release cannot be built
+    write_atomic(path, dump_lock(lock))
+    _report(path, lock, release_changes(previous, lock), options.as_json)
+    return EXIT_OK
+
+
+def _note(text: str) -> None:
+    print(f"lock: {text}", file=sys.stderr)
+
+
+def _ensure_os_images(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,
+                      strategy: Strategy) -> None:
+    for base_name, ref in sorted(plan.os_refs.items()):
+        ensure_os_image(engine, loaded.bases[base_name], ref, strategy, _note)
+
+
+def _kept(plan: ReleasePlan, previous: ReleaseLock | None, only: tuple[str, ...],
+          path: Path) -> dict[str, ImageLock]:
+    """With --only, every other image's entry of the existing lock."""
+    if not only:
+        return {}
+    names = {spec.name for spec in plan.images}
+    unknown = [name for name in only if name not in names]
+    if unknown:
+        raise InputError([Problem("--only", 1, "only", f"no image named {unknown[0]!r}")])
+    if previous is None:
+        raise InputError([Problem(str(path), 1, "lock", "--only needs an existing lock")])
+    return {name: image for name, image in previous.images.items()
+            if name in names and name not in only}
+
+
+def _previous(path: Path) -> ReleaseLock | None:
+    try:
+        return load_lock(path)
+    except InputError:
+        return None  # a damaged lock is replaced: everything shows as new
+
+
+def _report(path: Path, lock: ReleaseLock, changes: dict[str, list[str]],
+            as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"lock": str(path), "changes": changes,
+                          "errors": {n: i.error for n, i in lock.images.items() if i.error}},
+                         indent=2))
+        return
+    print(f"wrote {path}")
+    for name, image in sorted(lock.images.items()):
+        state = f"not lockable: {image.error}" if image.error else (
+            f"{len(image.pip)} wheels, {len(image.apt)} Debian packages")
+        print(f"  {name:<22} {state}")
+        if name in changes:
+            print(f"  {'':<22} changed: {summary(changes[name])}")

@@ -1,0 +1,113 @@
+"""What each image's lock was resolved from, and whether the lock still matches the manifest.
+
+An image's inputs are its requirements, its Debian packages, its target (Python, glibc,
+machine) and the locked packages of every image below it: if any of them changed, its
+resolution may differ, so the lock is stale for that image.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ngc_builder.errors import Problem
+from ngc_builder.lock.models import ImageLock, ReleaseLock
+from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.stacks import image_requirements
+from ngc_builder.manifest.wheels import Target
+from ngc_builder.plan.dag import ImageSpec, ReleasePlan
+
+
+def target_of(loaded: LoadedRelease, spec: ImageSpec) -> Target:
+    base = loaded.bases[spec.base]
+    return Target(base.python, base.glibc)
+
+
+def pip_requirements(loaded: LoadedRelease, spec: ImageSpec) -> list[str]:
+    if spec.kind == "cuda":
+        assert spec.stack is not None
+        wheels = loaded.release.cuda_stacks[spec.stack].wheels
+        return [f"{name}=={version}" for name, version in sorted(wheels.items())]
+    if spec.kind == "framework":
+        assert spec.entry is not None
+        return image_requirements(loaded, spec.entry)
+    return []
+
+
+def apt_requirements(loaded: LoadedRelease, spec: ImageSpec) -> list[str]:
+    if spec.kind == "base":
+        return list(loaded.bases[spec.base].apt_packages)
+    if spec.kind == "framework":
+        assert spec.entry is not None
+        return loaded.frameworks[spec.entry.framework].spec.apt_for(spec.entry.variant)
+    return []
+
+
+def image_inputs(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec,
+                 lock: ReleaseLock) -> dict[str, list[str]]:
+    """The inputs of `spec`, with the packages its ancestors have in `lock`."""
+    target = target_of(loaded, spec)
+    base = loaded.bases[spec.base]
+    inputs = {"pip": pip_requirements(loaded, spec), "apt": apt_requirements(loaded, spec),
+              "target": [f"python {target.python}", f"glibc {target.glibc}", target.machine],
+              "os": [base.name, base.os_version]}
+    inputs["below"] = [f"{name} {_digest(lock.for_image(name))}"
+                       for name in _ancestors(plan, spec)]
+    return inputs
+
+
+def _ancestors(plan: ReleasePlan, spec: ImageSpec) -> list[str]:
+    names: list[str] = []
+    node = spec.parent
+    while node is not None:
+        names.append(node)
+        node = plan.get(node).parent
+    return names
+
+
+def _digest(image: ImageLock | None) -> str:
+    if image is None:
+        return "unlocked"
+    rows = [p.requirement() for p in image.pip] + [f"{p.pin()} {p.sha256}" for p in image.apt]
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]
+
+
+def stale_problems(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock | None,
+                   path: Path) -> list[Problem]:
+    """Every image whose lock is missing or was resolved from other inputs, by name."""
+    shown = _shown(path, loaded.root)
+    if lock is None:
+        return [Problem(shown, 1, "lock", f"no lock for release {plan.release}: run "
+                        "`ngc-builder lock MANIFEST`")]
+    problems = [Problem(shown, 1, f"images.{spec.name}", message)
+                for spec in plan.images
+                for message in _image_staleness(loaded, plan, spec, lock)]
+    extra = sorted(set(lock.images) - {spec.name for spec in plan.images})
+    problems += [Problem(shown, 1, f"images.{name}", "locked but not in the manifest: lock "
+                         "again") for name in extra]
+    return problems
+
+
+def _image_staleness(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec,
+                     lock: ReleaseLock) -> list[str]:
+    locked = lock.for_image(spec.name)
+    if locked is None:
+        return ["not in the lock: lock again"]
+    wanted = image_inputs(loaded, plan, spec, lock)
+    changes = [_change(key, locked.inputs.get(key, []), wanted[key]) for key in sorted(wanted)
+               if locked.inputs.get(key, []) != wanted[key]]
+    return [f"lock is stale ({'; '.join(changes)}): lock again"] if changes else []
+
+
+def _change(key: str, old: list[str], new: list[str]) -> str:
+    removed = [item for item in old if item not in new]
+    added = [item for item in new if item not in old]
+    parts = [f"-{item}" for item in removed] + [f"+{item}" for item in added]
+    return f"{key}: {' '.join(parts) or 'reordered'}"
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)

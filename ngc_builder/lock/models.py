@@ -1,0 +1,126 @@
+"""The lock of a release: per image, every Python and Debian package it installs, with the
+exact file and its sha256. Written by `ngc-builder lock`, reviewed in git, installed as is.
+
+The format keeps one package per line, so a review reads the diff as "numpy 2.3.4 -> 2.3.5".
+It names no URL: files are found by name and hash in the host's indexes and mirror, and
+served to builds from the package cache.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ngc_builder.errors import InputError, Problem
+
+LOCK_FORMAT = 1
+SHA256_RE = r"^[0-9a-f]{64}$"
+# What lands in a Dockerfile or a requirements file from the lock: no shell syntax, no spaces
+# (pydantic's patterns search, so each is anchored).
+FILE_RE = r"^[A-Za-z0-9][A-Za-z0-9._+~%:-]*(/[A-Za-z0-9][A-Za-z0-9._+~%:-]*)*$"
+VERSION_RE = r"^[A-Za-z0-9][A-Za-z0-9.+~:_!-]*$"
+
+
+class Locked(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PipPackage(Locked):
+    """One wheel exactly: the file pip chose for the image's Python and platform."""
+
+    name: str = Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")  # PEP 503 normalised
+    version: str = Field(pattern=VERSION_RE)
+    file: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.whl$")
+    sha256: str = Field(pattern=SHA256_RE)
+
+    def requirement(self) -> str:
+        return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
+
+
+class AptPackage(Locked):
+    """One .deb exactly: `file` is its path in the Debian archive (`pool/main/...`)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9+.-]*$")
+    version: str = Field(pattern=VERSION_RE)
+    arch: str = Field(pattern=r"^[a-z0-9-]+$")
+    file: str = Field(pattern=FILE_RE)
+    sha256: str = Field(pattern=SHA256_RE)
+    size: int = Field(ge=0)
+
+    def pin(self) -> str:
+        return f"{self.name}={self.version}"
+
+
+class ImageLock(Locked):
+    """What one image adds on top of its parent. `inputs` is what was resolved (requirements,
+    Debian packages, target, the parent's lock): a lock whose inputs differ is stale."""
+
+    inputs: dict[str, list[str]]
+    pip: list[PipPackage] = Field(default_factory=list)
+    apt: list[AptPackage] = Field(default_factory=list)
+    # Set when the image cannot be resolved (an expect_failure row): the build fails with it.
+    error: str | None = None
+
+
+class ReleaseLock(Locked):
+    format: int = LOCK_FORMAT
+    release: str
+    images: dict[str, ImageLock]
+
+    def for_image(self, name: str) -> ImageLock | None:
+        return self.images.get(name)
+
+
+def lock_path(manifest: Path) -> Path:
+    """`releases/26.11.yaml` -> `releases/26.11.lock.json`: next to it, reviewed with it."""
+    return manifest.with_name(f"{manifest.stem}.lock.json")
+
+
+def load_lock(path: Path) -> ReleaseLock | None:
+    """The lock at `path`, None when there is none; a damaged lock is an input error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem(str(path), 1, "lock", str(exc))]) from None
+    try:
+        return ReleaseLock.model_validate_json(text)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise InputError([Problem(str(path), 1, where or "lock", error["msg"])]) from None
+
+
+def dump_lock(lock: ReleaseLock) -> str:
+    """JSON with one package per line, keys sorted: stable bytes for the same lock."""
+    lines = ["{", f'  "format": {lock.format},', f'  "release": {json.dumps(lock.release)},',
+             '  "images": {']
+    names = sorted(lock.images)
+    for index, name in enumerate(names):
+        comma = "," if index < len(names) - 1 else ""
+        lines += [f"    {json.dumps(name)}: {{", *_image_lines(lock.images[name]), f"    }}{comma}"]
+    return "\n".join([*lines, "  }", "}"]) + "\n"
+
+
+def _image_lines(image: ImageLock) -> list[str]:
+    fields: list[str] = [f'      "inputs": {_one_line(image.inputs)}']
+    if image.error is not None:
+        fields.append(f'      "error": {json.dumps(image.error)}')
+    for kind, packages in (("pip", image.pip), ("apt", image.apt)):
+        rows = [f"        {_one_line(p.model_dump())}" for p in packages]
+        fields.append(f'      "{kind}": [\n' + ",\n".join(rows) + "\n      ]" if rows
+                      else f'      "{kind}": []')
+    return [f"{field}," for field in fields[:-1]] + fields[-1:]
+
+
+def _one_line(data: object) -> str:
+    return json.dumps(data, sort_keys=True, separators=(", ", ": "))
+
+
+def normalise(name: str) -> str:
+    """PEP 503: runs of -_. become one '-', lower case."""
+    return re.sub(r"[-_.]+", "-", name).lower()

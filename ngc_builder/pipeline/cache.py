@@ -1,0 +1,43 @@
+"""Before the first build: the package cache holds every file the selected images' locks name
+and is served on the network the builds run on."""
+
+from __future__ import annotations
+
+from ngc_builder.cache.address import cache_port
+from ngc_builder.cache.fill import fill_cache, index_cache, missing_files
+from ngc_builder.cache.network import BuildNetwork, build_network
+from ngc_builder.cache.server import ensure_serving
+from ngc_builder.cache.store import PackageCache, default_root
+from ngc_builder.errors import StepError
+from ngc_builder.lock.models import ReleaseLock
+from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.pipeline.console import Ui
+from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.services.engine import Engine
+
+
+def ready_cache(engine: Engine, loaded: LoadedRelease, lock: ReleaseLock,
+                selected: list[ImageSpec], offline: bool, ui: Ui) -> BuildNetwork:
+    """Fill (or, offline, only check) the cache, then serve it to the builds."""
+    cache = PackageCache(default_root())
+    if offline:
+        _require_complete(cache, loaded, selected, lock)
+        index_cache(cache, selected, lock)
+    else:
+        filled = fill_cache(cache, loaded, selected, lock, ui.sink("cache"))
+        ui.step("cache", f"{filled.downloaded} files downloaded ({filled.bytes / 1e9:.2f} GB), "
+                "the rest already cached")
+    network = build_network(engine, offline)
+    url = ensure_serving(cache, network.cache_address, cache_port())
+    ui.step("cache", f"serving {cache.root} at {url} (builds: ngc-cache, "
+            f"network {network.mode or 'default'})")
+    return network
+
+
+def _require_complete(cache: PackageCache, loaded: LoadedRelease, selected: list[ImageSpec],
+                      lock: ReleaseLock) -> None:
+    missing = missing_files(cache, loaded, selected, lock)
+    if missing:
+        raise StepError("cache", "offline", f"{len(missing)} locked files are not in the cache "
+                        f"{cache.root} (first: {missing[0]}): run `ngc-builder fetch MANIFEST` "
+                        "where there is network, or set NGC_CACHE_DIR to a filled cache")

@@ -1,0 +1,47 @@
+"""The SBOM step of a publish: before any release tag points at a digest, the image's SBOM
+(its locked packages and what is installed, with licences) is in the registry beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ngc_builder.build import packages
+from ngc_builder.errors import StepError
+from ngc_builder.pipeline.run import Run
+from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.publish.sbom import (
+    SbomError,
+    check_sbom,
+    image_sbom,
+    licences_in_image,
+    push_sbom,
+    sbom_tag,
+)
+from ngc_builder.records.record import ImageRecord
+from ngc_builder.services.engine import image_exists
+from ngc_builder.services.registry import RegistryError
+
+
+def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
+    """Push the SBOM of `digest` unless the registry holds it already."""
+    lock = run.inputs.lock
+    if lock is None:
+        return
+    try:
+        if check_sbom(run.registry, spec.name, digest) is None:
+            record.push.sbom = sbom_tag(digest)
+            return
+        image_id = record.build.image_id
+        if not image_id or not image_exists(run.engine, image_id):
+            run.ui.problem(spec.name, "no SBOM: the image is not on this engine to read it")
+            return
+        listed = record.build.packages
+        installed = packages.load(Path(listed)) if listed and Path(listed).is_file() else None
+        document = image_sbom(spec.name, run.inputs.plan, lock, digest,
+                              licences_in_image(run.engine, image_id), installed)
+        push_sbom(run.registry, spec.name, digest, document)
+    except (SbomError, RegistryError) as exc:
+        record.push.status, record.push.error = "failed", f"sbom: {exc}"
+        raise StepError(spec.name, "sbom", str(exc)) from None
+    record.push.sbom = sbom_tag(digest)
+    run.ui.step(spec.name, f"SBOM {spec.remote_repository(run.registry)}:{record.push.sbom}")

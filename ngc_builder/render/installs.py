@@ -1,0 +1,31 @@
+"""The install steps a locked image runs: pip from the cache's index with every hash checked,
+apt from the cache's flat repository of exactly the locked .debs. The cache is named
+`ngc-cache` (a name that exists only inside builds), so no address of the build host, no
+CA bundle and no proxy setting is written into an image; pip and apt in the published image
+keep their defaults (PyPI, the Debian mirror)."""
+
+from __future__ import annotations
+
+from ngc_builder.cache.address import BUILD_HOST_NAME, build_url
+from ngc_builder.cache.apt_repo import install_command, repo_path
+from ngc_builder.lock.models import AptPackage, PipPackage
+
+
+def requirements_lock(packages: list[PipPackage]) -> str:
+    return "".join(f"{package.requirement()}\n" for package in packages)
+
+
+def pip_install(lock_file: str, packages: list[PipPackage]) -> str:
+    """Shell text after `RUN `: the locked wheels, then proof that they are what is installed."""
+    check = f"python -m ngc_runner.lockcheck {lock_file}"
+    if not packages:
+        return check
+    return (f"pip install --no-cache-dir --require-hashes --index-url {build_url()}simple/ "
+            f"--trusted-host {BUILD_HOST_NAME} -r {lock_file} \\\n && {check}")
+
+
+def apt_install(packages: list[AptPackage], requested: list[str]) -> str | None:
+    """Shell text after `RUN ` for the locked .debs, None when the layer installs none."""
+    if not packages:
+        return None
+    return install_command(repo_path(packages), packages, requested)

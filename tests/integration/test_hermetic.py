@@ -1,0 +1,164 @@
+"""Hermetic, locked builds on the real engine: nothing of the build host in a published image,
+a build on a network with no route out, the cache that serves it, and the lock enforced."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+import pytest
+import requests
+
+from ngc_builder.cache.index import write_simple_index
+from ngc_builder.cache.server import ensure_serving
+from ngc_builder.cache.store import PackageCache
+from ngc_builder.errors import StepError
+from ngc_builder.lock.models import load_lock, lock_path
+from tests.conftest import DATA
+from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, cli, make_ci_root
+
+pytestmark = pytest.mark.integration
+TAG = "26.11-py3"
+PUSHED = ("base", "cuda-mini", "jax")
+HOST_BUNDLES = (Path("/etc/ssl/certs/ca-certificates.crt"),  # Debian, Ubuntu
+                Path("/etc/pki/tls/certs/ca-bundle.crt"))  # Fedora, RHEL
+SUSPECT_ENV = re.compile(r"CERT|CA_BUNDLE|PROXY|INDEX_URL|TRUSTED_HOST|FIND_LINKS")
+
+
+def layer_files(image_tar: Path) -> Iterator[tuple[str, bytes | None]]:
+    """(path, content or None when large) of every file in every layer of a saved image."""
+    with tarfile.open(image_tar) as saved:
+        for member in saved.getmembers():
+            if not member.name.endswith(".tar"):
+                continue
+            layer = saved.extractfile(member)
+            assert layer is not None
+            with tarfile.open(fileobj=layer) as files:
+                for item in files:
+                    if item.isfile():
+                        small = item.size <= 1_000_000
+                        handle = files.extractfile(item) if small else None
+                        yield item.name, handle.read() if handle else None
+
+
+def saved(docker_client: Any, ref: str, folder: Path) -> Path:
+    target = folder / (ref.replace("/", "_").replace(":", "_")[-40:] + ".tar")
+    with target.open("wb") as out:
+        for chunk in docker_client.api.get_image(ref):
+            out.write(chunk)
+    return target
+
+
+def test_published_images_carry_nothing_of_the_build_host(
+        ci_release: ReleaseRun, docker_client: Any, tmp_path: Path) -> None:
+    host_bundles = {hashlib.sha256(p.read_bytes()).hexdigest() for p in HOST_BUNDLES
+                    if p.is_file()}
+    gateway = docker_client.api.inspect_network("bridge")["IPAM"]["Config"][0]["Gateway"]
+    for name in PUSHED:
+        ref = ci_release.record["images"][name]["build"]["image_id"]  # what was pushed
+        files = dict(layer_files(saved(docker_client, ref, tmp_path)))
+        assert not [path for path in files if path.endswith("ngc-ca-bundle.crt")], name
+        small = {path: data for path, data in files.items() if data is not None}
+        assert not {hashlib.sha256(d).hexdigest() for d in small.values()} & host_bundles, name
+        assert not [path for path, data in small.items() if b"PRIVATE KEY-----" in data], name
+        config = docker_client.api.inspect_image(ref)["Config"]
+        names = [entry.split("=", 1)[0] for entry in config["Env"]]
+        assert not [n for n in names if SUSPECT_ENV.search(n)], (name, names)
+        assert not [e for e in config["Env"] if "ngc-cache" in e or gateway in e], name
+        steps = json.dumps([(step["CreatedBy"], step["Comment"])
+                            for step in docker_client.api.history(ref)])
+        assert "ngc-cache:" in steps  # the builds did go through the cache, by that name
+        assert gateway not in steps and REGISTRY_HOST not in steps, name
+    # The trust store is the distro's own, made in the image, not the host's.
+    assert "etc/ssl/certs/ca-certificates.crt" in files
+
+
+def test_a_hermetic_build_on_a_network_with_no_route_out(
+        ci_release: ReleaseRun, docker_client: Any, tmp_path: Path) -> None:
+    """After the CI release filled the cache: every layer anew on the internal network."""
+    manifest = make_ci_root(tmp_path / "project")
+    done = cli("release", str(manifest), "--offline", "--no-cache", "--no-push", "--only", "jax",
+               "--build-dir", str(tmp_path / "build"), "--registry",
+               f"{REGISTRY_HOST}/hermetic", "--quiet", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    images = json.loads(done.stdout)["images"]
+    assert all(images[n]["build"]["status"] == "ok" and not images[n]["build"]["reused"]
+               for n in PUSHED)
+    assert "network ngc-offline" in done.stderr
+    network = docker_client.api.inspect_network("ngc-offline")
+    assert network["Internal"] is True
+    # ...and that network really has no way out (a public address of Debian's mirror).
+    with pytest.raises(docker.errors.ContainerError):
+        docker_client.containers.run(
+            ci_release.record["images"]["base"]["build"]["image_id"],
+            ["python", "-c", "import socket; socket.create_connection(('151.101.2.132', 80), 5)"],
+            network="ngc-offline", remove=True)
+
+
+def test_offline_without_the_cache_fails_clearly_and_builds_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    manifest = make_ci_root(tmp_path / "project")
+    monkeypatch.setenv("NGC_CACHE_DIR", str(tmp_path / "empty-cache"))
+    done = cli("release", str(manifest), "--offline", "--only", "jax", "--build-dir",
+               str(tmp_path / "build"), "--registry", f"{REGISTRY_HOST}/nocache")
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "locked files are not in the cache" in errors[0]
+    assert "ngc-builder fetch" in errors[0] and "Traceback" not in done.stderr
+    assert ": building " not in done.stderr
+
+
+def test_an_install_that_differs_from_the_lock_fails_the_build(
+        ci_release: ReleaseRun, docker_client: Any, tmp_path: Path) -> None:
+    lock = load_lock(lock_path(DATA / "releases" / "ci.yaml"))
+    assert lock is not None
+    six = lock.images["broken"].pip[0]
+    (tmp_path / "requirements.lock").write_text(six.requirement() + "\n")
+    base = ci_release.record["images"]["base"]["build"]["image_id"]
+    docker_client.api.tag(base, "ngc-test/lockcheck-base", "1")
+    (tmp_path / "Dockerfile").write_text(
+        "FROM ngc-test/lockcheck-base:1\nCOPY requirements.lock /tmp/\n"
+        "RUN python -m ngc_runner.lockcheck /tmp/requirements.lock\n")
+    stream = docker_client.api.build(path=str(tmp_path), decode=True, rm=True, forcerm=True)
+    messages = [chunk.get("stream", "") + chunk.get("error", "") for chunk in stream]
+    text = "".join(messages)
+    assert f"lock check: six: locked {six.version}, installed nothing" in text
+    assert "returned a non-zero code: 1" in text
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def port() -> Iterator[int]:
+    chosen = _free_port()
+    yield chosen
+    subprocess.run(["pkill", "-f", f"ngc_builder.cache.serve .* 127.0.0.1 {chosen}$"],
+                   check=False)
+
+
+def test_the_cache_server_serves_its_index_and_refuses_to_be_another(
+        tmp_path: Path, port: int) -> None:
+    cache = PackageCache(tmp_path / "cache")
+    wheel = cache.root / "files" / ("0" * 64) / "six-1.17.0-py2.py3-none-any.whl"
+    wheel.parent.mkdir(parents=True)
+    wheel.write_bytes(b"six")
+    write_simple_index(cache)
+    url = ensure_serving(cache, "127.0.0.1", port)
+    assert ensure_serving(cache, "127.0.0.1", port) == url  # found running, not started twice
+    page = requests.get(url + "simple/six/", timeout=5)
+    assert page.status_code == 200 and "six-1.17.0-py2.py3-none-any.whl" in page.text
+    assert requests.get(url + "files/" + "0" * 64 + "/" + wheel.name, timeout=5).content == b"six"
+    with pytest.raises(StepError, match="serves another package cache"):
+        ensure_serving(PackageCache(tmp_path / "other"), "127.0.0.1", port)
