@@ -79,7 +79,10 @@ def uv_in_cache(cache: PackageCache, target: Target) -> None:
 
 def measure(lock: ReleaseLock, framework: str, parent: str, rounds: int, cache: str,
             client: Any) -> dict[str, Any]:
-    text = "".join(f"{p.requirement()}\n" for p in lock.images[framework].pip)
+    # The layer's wheels and its parent's (installed already): uv, unlike pip, wants a hash
+    # for every requirement of the closure, installed or not; both tools get the same file.
+    wheels = [*lock.images["cuda-cu13"].pip, *lock.images[framework].pip]
+    text = "".join(f"{p.requirement()}\n" for p in wheels)
     times: dict[str, list[float]] = {"pip": [], "uv": []}
     sets: dict[str, str] = {}
     for _ in range(rounds):

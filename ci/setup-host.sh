@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Host tools ngc-builder needs on a fresh Debian/Ubuntu machine: Python with venv,
-# debootstrap (to bootstrap OS bases), tar, curl and git. Does nothing when all are there.
+# debootstrap and mmdebstrap (to bootstrap OS bases, the latter from a lock), tar, curl and
+# git. Does nothing when all are there.
 set -euo pipefail
 
 missing=()
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3 python3-venv)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)  # reproducible OS bases from a lock
 command -v curl >/dev/null || missing+=(curl)
 command -v git >/dev/null || missing+=(git)
 command -v tar >/dev/null || missing+=(tar)

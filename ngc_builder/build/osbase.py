@@ -17,7 +17,9 @@ from typing import Literal
 import docker.errors
 import docker.utils
 
+from ngc_builder.build.osrepro import load_rootfs, reproducible_rootfs
 from ngc_builder.errors import StepError
+from ngc_builder.lock.models import AptPackage, OsLock
 from ngc_builder.manifest.models import BaseImage
 from ngc_builder.services.engine import Engine, image_exists
 from ngc_builder.services.mirror import host_debian_mirror
@@ -26,6 +28,7 @@ from ngc_builder.services.streams import LineSink, StreamError, consume_pull
 Strategy = Literal["auto", "pull", "bootstrap"]
 PATH_ENV = "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 Bootstrap = Callable[[Engine, BaseImage, str, LineSink], None]  # engine, base, ref, sink
+PUBLIC_MIRROR = "http://deb.debian.org/debian"  # the apt source a locked OS image ships
 
 
 def ensure_os_image(
@@ -38,12 +41,15 @@ def ensure_os_image(
 
 def obtain_os_image(
     engine: Engine, base: BaseImage, ref: str, strategy: Strategy, sink: LineSink,
-    bootstrapper: Bootstrap | None = None,
+    bootstrapper: Bootstrap | None = None, locked: Bootstrap | None = None,
 ) -> tuple[str, str]:
     """The OS image's ID and how this run got it: already present, pulled, or bootstrapped
-    (by `bootstrapper`, default debootstrap + docker import)."""
+    (by `bootstrapper`, default debootstrap + docker import); a base with a lock entry is
+    built from it (`locked`) unless a pull is asked for."""
     present = image_exists(engine, ref)
-    if not present:
+    if not present and locked is not None and strategy != "pull":
+        locked(engine, base, ref, sink)
+    elif not present:
         _obtain(engine, base, ref, strategy, sink, bootstrapper)
     info = engine.api.inspect_image(ref)
     labels = (info.get("Config") or {}).get("Labels") or {}
@@ -78,6 +84,20 @@ def _pull(engine: Engine, source: str, ref: str, sink: LineSink) -> None:
         engine.api.tag(pulled, *ref.split(":", 1))
     except (StreamError, docker.errors.APIError) as exc:
         raise StepError("os-base", f"pull {source}", _first_line(exc)) from None
+
+
+def locked_bootstrap(entry: OsLock, debs: Callable[[AptPackage], Path]) -> Bootstrap:
+    """The OS image from exactly the locked packages (each .deb at `debs(package)`), with the
+    same ID whenever it is made from the same lock (`osrepro.py`). Its apt source is Debian's
+    public mirror: the build host's mirror is not the image's business."""
+    def run(engine: Engine, base: BaseImage, ref: str, sink: LineSink) -> None:
+        with tempfile.TemporaryDirectory(prefix="ngc-rootfs-") as scratch:
+            tarball = reproducible_rootfs(entry.apt, debs, entry.suite, entry.epoch,
+                                          Path(scratch), sink, mirror=PUBLIC_MIRROR)
+            labels = {"org.ngc-builder.os-origin": f"locked {entry.suite}"}
+            load_rootfs(engine, tarball, ref, labels, entry.epoch, sink)
+
+    return run
 
 
 def bootstrap(engine: Engine, base: BaseImage, ref: str, sink: LineSink) -> None:

@@ -43,8 +43,9 @@ def missing_files(cache: PackageCache, loaded: LoadedRelease, images: Iterable[I
     """The locked files of `images` that are not in the cache, by file name."""
     specs = list(images)
     wheels = [w for group in _wheels_by_target(loaded, specs, lock).values() for w in group]
+    debs = [deb for _, group in _debs_by_base(specs, lock) for deb in group]
     return sorted({p.file for p in cache.missing_wheels(wheels)}
-                  | {p.file.rsplit("/", 1)[-1] for p in cache.missing_debs(_debs(specs, lock))})
+                  | {p.file.rsplit("/", 1)[-1] for p in cache.missing_debs(debs)})
 
 
 def index_cache(cache: PackageCache, images: Iterable[ImageSpec], lock: ReleaseLock) -> None:
@@ -65,24 +66,27 @@ def _wheels_by_target(loaded: LoadedRelease, specs: list[ImageSpec],
     return groups
 
 
-def _debs(specs: list[ImageSpec], lock: ReleaseLock) -> list[AptPackage]:
-    return [deb for spec in specs for deb in (lock.images[spec.name].apt
-                                              if spec.name in lock.images else [])]
+def _debs_by_base(specs: list[ImageSpec],
+                  lock: ReleaseLock) -> list[tuple[str, list[AptPackage]]]:
+    """(OS base, .debs) of each image's layer, and of each OS base the images stand on."""
+    layers = [(spec.base, lock.images[spec.name].apt) for spec in specs
+              if spec.name in lock.images]
+    bases = sorted({spec.base for spec in specs} & set(lock.os))
+    return [*layers, *((name, lock.os[name].apt) for name in bases)]
 
 
 def _debs_by_mirror(loaded: LoadedRelease, specs: list[ImageSpec],
                     lock: ReleaseLock) -> dict[str, list[AptPackage]]:
     """A base's own mirror (its bootstrap section), else the host's."""
     groups: dict[str, list[AptPackage]] = {}
-    for spec in specs:
-        debs = lock.images[spec.name].apt if spec.name in lock.images else []
+    for base_name, debs in _debs_by_base(specs, lock):
         if debs:
-            groups.setdefault(_mirror(loaded, spec), []).extend(debs)
+            groups.setdefault(_mirror(loaded, base_name), []).extend(debs)
     return groups
 
 
-def _mirror(loaded: LoadedRelease, spec: ImageSpec) -> str:
-    bootstrap = loaded.bases[spec.base].bootstrap
+def _mirror(loaded: LoadedRelease, base_name: str) -> str:
+    bootstrap = loaded.bases[base_name].bootstrap
     mirror = (bootstrap.mirror if bootstrap is not None else None) or host_debian_mirror()
     if mirror is None:
         raise StepError("cache", "fetch", "no Debian mirror known: set NGC_DEBIAN_MIRROR")

@@ -5,15 +5,24 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.build.osbase import Strategy, ensure_os_image
+from ngc_builder.build.osrepro import locked_os_packages
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.lock.diff import release_changes, summary
-from ngc_builder.lock.models import ImageLock, ReleaseLock, dump_lock, load_lock, lock_path
+from ngc_builder.lock.models import (
+    ImageLock,
+    OsLock,
+    ReleaseLock,
+    dump_lock,
+    load_lock,
+    lock_path,
+)
 from ngc_builder.lock.resolve import lock_release, unexpected_errors
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.manifest.stacks import check_stacks
@@ -43,6 +52,7 @@ def lock_command(options: LockOptions, engine: Engine | None = None) -> int:
     engine = engine or connect()
     _ensure_os_images(engine, loaded, plan, options.os_strategy)
     lock = lock_release(loaded, plan, engine, _note, kept)
+    lock = lock.model_copy(update={"os": _lock_os(engine, loaded, plan, previous, options.only)})
     failures = unexpected_errors(plan, lock)
     for failure in failures:
         print(f"error: {failure}", file=sys.stderr)
@@ -61,6 +71,19 @@ def _ensure_os_images(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,
                       strategy: Strategy) -> None:
     for base_name, ref in sorted(plan.os_refs.items()):
         ensure_os_image(engine, loaded.bases[base_name], ref, strategy, _note)
+
+
+def _lock_os(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,
+             previous: ReleaseLock | None, only: tuple[str, ...]) -> dict[str, OsLock]:
+    """Every package of each bootstrapped OS base, as the OS image holds them now; with
+    --only, the OS bases stay as they were locked."""
+    if only and previous is not None:
+        return dict(previous.os)
+    epoch = int(time.time()) // 86400 * 86400  # the day it was locked: files dated midnight
+    return {name: OsLock(suite=base.bootstrap.suite, epoch=epoch,
+                         apt=locked_os_packages(engine, plan.os_refs[name], _note))
+            for name, base in sorted(loaded.bases.items())
+            if name in plan.os_refs and base.bootstrap is not None}
 
 
 def _kept(plan: ReleasePlan, previous: ReleaseLock | None, only: tuple[str, ...],
@@ -99,3 +122,6 @@ def _report(path: Path, lock: ReleaseLock, changes: dict[str, list[str]],
         print(f"  {name:<22} {state}")
         if name in changes:
             print(f"  {'':<22} changed: {summary(changes[name])}")
+    for name, entry in sorted(lock.os.items()):
+        print(f"  os {name:<19} {len(entry.apt)} Debian packages ({entry.suite}, files dated "
+              f"{entry.epoch})")

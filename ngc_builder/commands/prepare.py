@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.lock.inputs import stale_problems
+from ngc_builder.lock.inputs import stale_problems, with_locked_os
 from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.manifest.stacks import check_stacks
@@ -59,4 +59,5 @@ def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = No
     if stack_check:
         check_stacks(loaded)
     lock = fresh_lock(loaded, plan)
+    plan = with_locked_os(plan, lock)
     return Prepared(loaded, plan, lock, render_release(loaded, plan, lock))

@@ -12,8 +12,9 @@ from pathlib import Path
 from rich.console import Console
 
 from ngc_builder.build.image import project_revision, project_source
-from ngc_builder.build.osbase import Strategy
+from ngc_builder.build.osbase import Strategy, locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
+from ngc_builder.cache.store import PackageCache, default_root
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.commands.prepare import Prepared, prepare, registry_option
 from ngc_builder.pipeline.cache import ready_cache
@@ -138,11 +139,15 @@ def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
     """OS images first (their IDs are the base layers' parents), then every selected image."""
     state = _state(options, prepared)
     selected = prepared.plan.select(options.only)
-    state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,
-                                            selected, options.os_strategy, services.ui))
-    os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
+    # The cache first: a locked OS base is built from its .debs there.
     network = ready_cache(services.engine, prepared.loaded, prepared.lock, selected,
                           options.offline, services.ui)
+    cache = PackageCache(default_root())
+    locked = {name: locked_bootstrap(entry, cache.deb_path)
+              for name, entry in prepared.lock.os.items()}
+    state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,
+                                            selected, options.os_strategy, services.ui, locked))
+    os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
     run = Run(_inputs(prepared, options.build_dir, os_ids, network),
               _policy(options, prepared, mode), services, state)
     run_images(run, selected)

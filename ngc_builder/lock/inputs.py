@@ -8,6 +8,7 @@ resolution may differ, so the lock is stale for that image.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 from ngc_builder.errors import Problem
@@ -56,6 +57,14 @@ def image_inputs(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec,
     return inputs
 
 
+def with_locked_os(plan: ReleasePlan, lock: ReleaseLock) -> ReleasePlan:
+    """The plan with each locked OS base named after its lock: another lock, another OS image
+    (and so other keys for everything on it)."""
+    refs = {name: f"{ref}-{lock.os[name].digest()[:12]}" if name in lock.os else ref
+            for name, ref in plan.os_refs.items()}
+    return replace(plan, os_refs=refs)
+
+
 def _ancestors(plan: ReleasePlan, spec: ImageSpec) -> list[str]:
     names: list[str] = []
     node = spec.parent
@@ -85,6 +94,18 @@ def stale_problems(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock |
     extra = sorted(set(lock.images) - {spec.name for spec in plan.images})
     problems += [Problem(shown, 1, f"images.{name}", "locked but not in the manifest: lock "
                          "again") for name in extra]
+    return problems + _os_staleness(loaded, plan, lock, shown)
+
+
+def _os_staleness(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
+                  shown: str) -> list[Problem]:
+    problems = []
+    for name, entry in sorted(lock.os.items()):
+        base = loaded.bases.get(name)
+        suite = base.bootstrap.suite if base is not None and base.bootstrap else None
+        if name not in plan.os_refs or suite != entry.suite:
+            problems.append(Problem(shown, 1, f"os.{name}", f"lock is stale (suite "
+                                    f"{entry.suite} locked, {suite or 'none'} wanted): lock again"))
     return problems
 
 

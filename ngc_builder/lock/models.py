@@ -8,6 +8,7 @@ served to builds from the package cache.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -65,10 +66,24 @@ class ImageLock(Locked):
     error: str | None = None
 
 
+class OsLock(Locked):
+    """Every package of an OS base (what debootstrap's minbase gave when it was locked): the
+    OS image is rebuilt from exactly these, with its files' times clamped to `epoch`."""
+
+    suite: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    epoch: int = Field(ge=0)  # SOURCE_DATE_EPOCH of the rootfs: fixed when locked
+    apt: list[AptPackage]
+
+    def digest(self) -> str:
+        rows = [self.suite, str(self.epoch), *(f"{p.pin()} {p.sha256}" for p in self.apt)]
+        return hashlib.sha256("\n".join(rows).encode()).hexdigest()
+
+
 class ReleaseLock(Locked):
     format: int = LOCK_FORMAT
     release: str
     images: dict[str, ImageLock]
+    os: dict[str, OsLock] = Field(default_factory=dict)  # OS base name -> its packages
 
     def for_image(self, name: str) -> ImageLock | None:
         return self.images.get(name)
@@ -103,7 +118,18 @@ def dump_lock(lock: ReleaseLock) -> str:
     for index, name in enumerate(names):
         comma = "," if index < len(names) - 1 else ""
         lines += [f"    {json.dumps(name)}: {{", *_image_lines(lock.images[name]), f"    }}{comma}"]
+    lines += ["  },", '  "os": {']
+    bases = sorted(lock.os)
+    for index, name in enumerate(bases):
+        comma = "," if index < len(bases) - 1 else ""
+        lines += [f"    {json.dumps(name)}: {{", *_os_lines(lock.os[name]), f"    }}{comma}"]
     return "\n".join([*lines, "  }", "}"]) + "\n"
+
+
+def _os_lines(entry: OsLock) -> list[str]:
+    rows = [f"        {_one_line(p.model_dump())}" for p in entry.apt]
+    return [f'      "suite": {json.dumps(entry.suite)},', f'      "epoch": {entry.epoch},',
+            '      "apt": [\n' + ",\n".join(rows) + "\n      ]"]
 
 
 def _image_lines(image: ImageLock) -> list[str]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from ngc_builder.build.osbase import Strategy, obtain_os_image
+from ngc_builder.build.osbase import Bootstrap, Strategy, obtain_os_image
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.load import LoadedRelease
@@ -53,21 +53,23 @@ def open_record(path: Path, plan: ReleasePlan, manifest: Path) -> ReleaseRecord:
 
 
 def obtain_os_images(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,
-                     selected: list[ImageSpec], strategy: Strategy,
-                     ui: Ui) -> dict[str, OsRecord]:
-    """Every OS a selected base layer is built FROM; a failure blocks only the images on it."""
+                     selected: list[ImageSpec], strategy: Strategy, ui: Ui,
+                     locked: dict[str, Bootstrap] | None = None) -> dict[str, OsRecord]:
+    """Every OS a selected base layer is built FROM (`locked`: how to build a locked one);
+    a failure blocks only the images on it."""
     bases = sorted({spec.base for spec in selected if spec.kind == "base"})
-    return {name: _obtain_os(engine, loaded, plan.os_refs[name], name, strategy, ui)
+    return {name: _obtain_os(engine, loaded, plan.os_refs[name], name, strategy, ui,
+                             (locked or {}).get(name))
             for name in bases}
 
 
 def _obtain_os(engine: Engine, loaded: LoadedRelease, ref: str, base_name: str,
-               strategy: Strategy, ui: Ui) -> OsRecord:
-    ui.step(f"os-{base_name}", f"ensuring {ref} ({strategy})")
+               strategy: Strategy, ui: Ui, locked: Bootstrap | None) -> OsRecord:
+    ui.step(f"os-{base_name}", f"ensuring {ref} ({strategy}{', locked' if locked else ''})")
     started = time.monotonic()
     try:
         image_id, obtained = obtain_os_image(engine, loaded.bases[base_name], ref, strategy,
-                                             ui.sink(f"os-{base_name}"))
+                                             ui.sink(f"os-{base_name}"), locked=locked)
     except StepError as exc:
         ui.problem(f"os-{base_name}", f"{exc.step}: {exc.message}")
         return OsRecord(ref=ref, obtained="failed", error=f"{exc.step}: {exc.message}",

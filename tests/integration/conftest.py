@@ -83,6 +83,22 @@ def docker_client() -> Any:
 
 
 @pytest.fixture(scope="session")
+def trixie_os(docker_client: Any) -> str:
+    """The trixie OS image (`ngc-local/os-debian-trixie:13`), bootstrapped if the engine lacks
+    it: tests that start from the bare OS never skip for want of it."""
+    from ngc_builder.build.osbase import ensure_os_image
+    from ngc_builder.manifest.models import BaseImage
+    from ngc_builder.manifest.source import load_yaml
+    from ngc_builder.plan.dag import os_ref
+
+    path = REPO / "base-images" / "debian-trixie.yaml"
+    base = BaseImage.model_validate(load_yaml(path, path.name)[0])
+    ref = os_ref(base)
+    ensure_os_image(docker_client, base, ref, "bootstrap", lambda line: None)
+    return ref
+
+
+@pytest.fixture(scope="session")
 def ci_release(tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
     root = tmp_path_factory.mktemp("ci-project")
     manifest = make_ci_root(root)

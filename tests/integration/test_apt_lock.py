@@ -51,11 +51,12 @@ class Locked:
 
 
 @pytest.fixture(scope="module")
-def locked(docker_client: Any, tmp_path_factory: pytest.TempPathFactory) -> Locked:
+def locked(docker_client: Any, tmp_path_factory: pytest.TempPathFactory,
+           trixie_os: str) -> Locked:
     try:
         docker_client.api.inspect_image(OS_REF)
     except docker.errors.ImageNotFound:
-        pytest.skip(f"no OS base image {OS_REF} (bootstrap it with `ngc-builder os-base`)")
+        raise AssertionError(f"the trixie_os fixture did not leave {OS_REF}") from None
     mirror = host_debian_mirror()
     if mirror is None:
         pytest.skip("no Debian mirror on this host (set NGC_DEBIAN_MIRROR)")
@@ -86,7 +87,7 @@ def test_the_lock_names_the_closure_once_sorted(locked: Locked) -> None:
     assert all(p.file.startswith("pool/main/") for p in [*base, *locked.layer])
 
 
-def test_a_layer_that_cannot_be_installed_is_an_error_line(docker_client: Any,
+def test_a_layer_that_cannot_be_installed_is_an_error_line(trixie_os: str, docker_client: Any,
                                                           locked: Locked) -> None:
     found = resolve_apt(docker_client, OS_REF, ["libgomp1"], {"bad": ["digits"]},
                         lambda line: None)

@@ -8,7 +8,7 @@ from typing import Any
 import docker.errors
 import pytest
 
-from ngc_builder.build.osbase import _obtain, ensure_os_image
+from ngc_builder.build.osbase import _obtain, ensure_os_image, obtain_os_image
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.models import BaseImage
 from ngc_builder.services.engine import Engine
@@ -56,6 +56,7 @@ class FakeApi(SharedApi):
 
     def tag(self, image: str, repository: str, tag: str) -> bool:
         self.calls.append(("tag", (image, repository, tag), {}))
+        self.present.add(f"{repository}:{tag}")
         return True
 
     def inspect_image(self, image: str) -> dict[str, Any]:
@@ -183,3 +184,33 @@ def test_pull_reference_with_a_registry_port_and_no_tag() -> None:
     _obtain(client, base_image(pull="localhost:5000/debian"), REF, "pull", lambda _: None)
     assert client.api.calls[0] == (
         "pull", ("localhost:5000/debian",), {"tag": "latest", "stream": True, "decode": True})
+
+
+class Locked(Bootstraps):
+    """A locked bootstrapper that records its calls and leaves the image in the engine."""
+
+    def __init__(self, api: FakeApi) -> None:
+        super().__init__()
+        self.api = api
+
+    def __call__(self, engine: Engine, base: BaseImage, ref: str, sink: LineSink) -> None:
+        super().__call__(engine, base, ref, sink)
+        self.api.present.add(ref)
+
+
+def test_a_locked_base_is_built_from_its_lock_not_pulled(bootstraps: Bootstraps) -> None:
+    client = FakeClient(FakeApi(PULL_OK))
+    locked = Locked(client.api)
+    image_id, _ = obtain_os_image(client, base_image(), REF, "auto", lambda _: None,
+                                  bootstraps, locked=locked)
+    assert image_id == "sha256:" + "aa" * 32
+    assert locked == [(client, base_image(), REF)]
+    assert client.api.calls == [] and bootstraps == []
+
+
+def test_asking_for_a_pull_still_pulls_a_locked_base(bootstraps: Bootstraps) -> None:
+    client = FakeClient(FakeApi(PULL_OK))
+    locked = Locked(client.api)
+    obtain_os_image(client, base_image(), REF, "pull", lambda _: None, bootstraps,
+                    locked=locked)
+    assert client.api.names() == ["pull", "tag"] and locked == [] and bootstraps == []

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ngc_builder.lock.inputs import stale_problems
-from ngc_builder.lock.models import lock_path
+from ngc_builder.lock.inputs import stale_problems, with_locked_os
+from ngc_builder.lock.models import OsLock, lock_path
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import plan_release
 from tests.conftest import WriteRelease
@@ -64,3 +64,22 @@ def test_an_image_left_out_or_gone_is_named(write_release: WriteRelease) -> None
     found = stale_problems(loaded, plan_release(loaded), lock, lock_path(loaded.manifest))
     assert [str(p) for p in found] == [
         "releases/26.11.lock.json:1: images.jax: not in the lock: lock again"]
+
+
+def test_a_locked_os_names_its_image_and_goes_stale_with_its_suite(
+        write_release: WriteRelease) -> None:
+    loaded = load_release(write_release(GOOD_RELEASE, lock=False))
+    plan = plan_release(loaded)
+    entry = OsLock(suite="trixie", epoch=1763856000, apt=[deb("libc6", "2.41-12")])
+    lock = fake_lock(loaded, plan).model_copy(update={"os": {"debian-trixie": entry}})
+    locked = with_locked_os(plan, lock)
+    assert locked.os_refs["debian-trixie"] == (
+        f"ngc-local/os-debian-trixie:13-{entry.digest()[:12]}")
+    moved = entry.model_copy(update={"apt": [deb("libc6", "2.41-13")]})
+    assert moved.digest() != entry.digest()
+    assert stale_problems(loaded, plan, lock, lock_path(loaded.manifest)) == []
+    wrong = lock.model_copy(update={"os": {"debian-trixie": entry.model_copy(
+        update={"suite": "sid"})}})
+    found = [str(p) for p in stale_problems(loaded, plan, wrong, lock_path(loaded.manifest))]
+    assert found == ["releases/26.11.lock.json:1: os.debian-trixie: lock is stale (suite sid "
+                     "locked, trixie wanted): lock again"]
