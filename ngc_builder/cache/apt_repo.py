@@ -11,6 +11,7 @@ import hashlib
 import io
 import shlex
 import tarfile
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from ngc_builder.cache.address import build_url
@@ -146,12 +147,17 @@ def install_command(repo: str, packages: list[AptPackage], requested: list[str])
         options,
         # --error-on=any: an unreadable repository fails here, not later as "Unable to locate"
         "apt-get $o update --error-on=any",
-        "DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "
-        + " ".join(shlex.quote(pin) for pin in pins),
+        "DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends"
+        + _listed(shlex.quote(pin) for pin in pins),
         verify_installed(packages),
         'rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb',
     ]
-    return "; ".join(steps)
+    return "; \\\n    ".join(steps)
+
+
+def _listed(words: Iterable[str]) -> str:
+    """One word per line, so a reviewer reads the locked set in the Dockerfile as in the lock."""
+    return "".join(f" \\\n        {word}" for word in words)
 
 
 def _requested_pins(packages: list[AptPackage], requested: list[str]) -> list[str]:
@@ -164,10 +170,10 @@ def _requested_pins(packages: list[AptPackage], requested: list[str]) -> list[st
 def verify_installed(packages: list[AptPackage]) -> str:
     """Fail the step unless every locked package is installed at exactly its version: the
     image's own packages or another source must not have stood in for a locked one."""
-    pins = " ".join(shlex.quote(p.pin()) for p in sorted(packages, key=_order))
+    pins = _listed(shlex.quote(p.pin()) for p in sorted(packages, key=_order))
     check = ("n=${p%%=*}; v=${p#*=}; "
              "f=\"$(dpkg-query -W -f='${db:Status-Status} ${Version}' \"$n\" 2>/dev/null "
              "|| true)\"; "
              '[ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found '
              '${f:-not installed}" >&2; exit 1; }')
-    return f"for p in {pins}; do {check}; done"
+    return f"for p in{pins}; do \\\n        {check}; done"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from datetime import UTC, datetime
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,5 +124,6 @@ def _report(path: Path, lock: ReleaseLock, changes: dict[str, list[str]],
         if name in changes:
             print(f"  {'':<22} changed: {summary(changes[name])}")
     for name, entry in sorted(lock.os.items()):
+        dated = datetime.fromtimestamp(entry.epoch, UTC).date()
         print(f"  os {name:<19} {len(entry.apt)} Debian packages ({entry.suite}, files dated "
-              f"{entry.epoch})")
+              f"{dated})")

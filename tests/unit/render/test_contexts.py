@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.commands.prepare import fresh_lock
+from ngc_builder.commands.prepare import prepare
 from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import plan_release
@@ -25,9 +25,11 @@ DIGEST_TAG = re.compile(r"-py3-[0-9a-f]{12}")
 
 
 def render(manifest: Path, lock: ReleaseLock | None = None) -> list[RenderedImage]:
+    """As `plan` and `release` render (its lock, locked OS bases), or from `lock`."""
+    if lock is None:
+        return prepare(manifest, None, stack_check=False).rendered
     loaded = load_release(manifest)
-    plan = plan_release(loaded)
-    return render_release(loaded, plan, lock or fresh_lock(loaded, plan))
+    return render_release(loaded, plan_release(loaded), lock)
 
 
 def test_release_renders_like_the_golden_files() -> None:

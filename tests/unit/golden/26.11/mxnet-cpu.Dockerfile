@@ -3,7 +3,18 @@
 # Layer 2: Apache MXNet 1.9.1 on debian-bookworm, with no CUDA stack.
 FROM ngc-local/base-debian-bookworm:26.11-py3-<digest>
 
-RUN set -e; d="$(mktemp -d)"; mkdir "$d/parts"; echo 'deb [trusted=yes] http://ngc-cache:3149/ apt/f18a017e99374a584988b274c5de86af/' > "$d/cache.list"; o="-o Dir::Etc::SourceList=$d/cache.list -o Dir::Etc::SourceParts=$d/parts -o Acquire::EnableSrvRecords=false"; apt-get $o update --error-on=any; DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends libquadmath0=12.2.0-14+deb12u1; for p in libquadmath0=12.2.0-14+deb12u1; do n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
+RUN set -e; \
+    d="$(mktemp -d)"; \
+    mkdir "$d/parts"; \
+    echo 'deb [trusted=yes] http://ngc-cache:3149/ apt/f18a017e99374a584988b274c5de86af/' > "$d/cache.list"; \
+    o="-o Dir::Etc::SourceList=$d/cache.list -o Dir::Etc::SourceParts=$d/parts -o Acquire::EnableSrvRecords=false"; \
+    apt-get $o update --error-on=any; \
+    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends \
+        libquadmath0=12.2.0-14+deb12u1; \
+    for p in \
+        libquadmath0=12.2.0-14+deb12u1; do \
+        n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
+    rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
 
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/mxnet-cpu/
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/mxnet-cpu/requirements.lock \
