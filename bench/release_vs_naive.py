@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -83,7 +82,7 @@ def self_contained(render: Path, framework: str, target: Path) -> Path:
         for line in (render / layer / "Dockerfile").read_text().splitlines():
             if line.startswith("FROM ") and layer != LAYERS[0]:
                 continue  # only the first layer's FROM: the OS image
-            lines.append(re.sub(r"^COPY (\S+) ", rf"COPY {layer}/\1 ", line))
+            lines.append(_prefixed(line, layer))
     (target / "Dockerfile").write_text("\n".join(lines) + "\n")
     return target
 
@@ -101,6 +100,14 @@ def serve_cache(manifest: Path) -> str:
     network = build_network(connect(), offline=False)
     ensure_serving(PackageCache(default_root()), network.cache_address, cache_port())
     return network.cache_address
+
+
+def _prefixed(line: str, layer: str) -> str:
+    """A COPY line with each source under `layer`'s folder (the last word is the target)."""
+    if not line.startswith("COPY "):
+        return line
+    *sources, target = line.split()[1:]
+    return " ".join(["COPY", *(f"{layer}/{source}" for source in sources), target])
 
 
 def naive(render: Path, work: Path, registry_addr: str, cache: str) -> dict[str, float]:

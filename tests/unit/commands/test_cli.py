@@ -171,3 +171,13 @@ def test_ci_check_fails_on_stale_pipelines(write_release: WriteRelease, tmp_path
     assert invoke("ci", manifest, "--out-dir", str(tmp_path), "--check")[0] == 1
     assert invoke("ci", manifest, "--out-dir", str(tmp_path))[0] == 0
     assert invoke("ci", manifest, "--out-dir", str(tmp_path), "--check")[0] == 0
+
+
+def test_lock_only_names_an_image_of_the_release(write_release: WriteRelease) -> None:
+    code, _, err = invoke("lock", str(write_release(GOOD_RELEASE)), "--only", "nope",
+                          "--offline")
+    assert code == 2 and err.strip() == "--only:1: only: no image named 'nope'"
+    unlocked = write_release(GOOD_RELEASE, name="other.yaml", lock=False)
+    code, _, err = invoke("lock", str(unlocked), "--only", "jax", "--offline")
+    assert code == 2
+    assert err.strip().endswith("releases/other.lock.json:1: lock: --only needs an existing lock")
