@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from datetime import UTC, datetime
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ngc_builder.build.osbase import Strategy, ensure_os_image
