@@ -116,9 +116,12 @@ def test_the_document_names_the_image_and_every_locked_package(
 
 def test_verify_finds_the_sbom_and_a_forged_one(pushed: Pushed, ci_release: ReleaseRun) -> None:
     assert sbom.check_sbom(pushed.registry, "jax", pushed.digest) is None
+    # The release pushed every image's SBOM; a digest it never published has none.
     cuda = ci_release.record["images"]["cuda-mini"]["push"]["digest"]
-    assert sbom.check_sbom(pushed.registry, "cuda-mini", cuda) == (
-        f"no SBOM: tag {sbom.sbom_tag(cuda)} missing from the registry")
+    assert sbom.check_sbom(pushed.registry, "cuda-mini", cuda) is None
+    never = "sha256:" + "0" * 64
+    assert sbom.check_sbom(pushed.registry, "cuda-mini", never) == (
+        f"no SBOM: tag {sbom.sbom_tag(never)} missing from the registry")
     # The SBOM of jax with its subject changed, put under the SBOM tag of the base image in a
     # repository of its own (the release's repositories keep only what the release put there).
     held = pushed.registry.get_manifest("jax", sbom.sbom_tag(pushed.digest))
