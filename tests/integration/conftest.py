@@ -99,6 +99,17 @@ def trixie_os(docker_client: Any) -> str:
 
 
 @pytest.fixture(scope="session")
+def debian_mirror() -> str:
+    """The host's Debian mirror, where tests download locked .debs from."""
+    from ngc_builder.services.mirror import host_debian_mirror
+
+    mirror = host_debian_mirror()
+    if mirror is None:
+        pytest.skip("no Debian mirror on this host (set NGC_DEBIAN_MIRROR)")
+    return mirror
+
+
+@pytest.fixture(scope="session")
 def ci_release(tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
     root = tmp_path_factory.mktemp("ci-project")
     manifest = make_ci_root(root)

@@ -33,7 +33,6 @@ from ngc_builder.cache.apt_repo import (
 )
 from ngc_builder.lock.apt import AptResolution, resolve_apt
 from ngc_builder.lock.models import AptPackage
-from ngc_builder.services.mirror import host_debian_mirror
 from ngc_builder.services.streams import StreamError, consume_build
 
 pytestmark = pytest.mark.integration
@@ -52,14 +51,8 @@ class Locked:
 
 @pytest.fixture(scope="module")
 def locked(docker_client: Any, tmp_path_factory: pytest.TempPathFactory,
-           trixie_os: str) -> Locked:
-    try:
-        docker_client.api.inspect_image(OS_REF)
-    except docker.errors.ImageNotFound:
-        raise AssertionError(f"the trixie_os fixture did not leave {OS_REF}") from None
-    mirror = host_debian_mirror()
-    if mirror is None:
-        pytest.skip("no Debian mirror on this host (set NGC_DEBIAN_MIRROR)")
+           trixie_os: str, debian_mirror: str) -> Locked:
+    mirror = debian_mirror
     resolution = resolve_apt(docker_client, OS_REF, BASE, {"quad": LAYER}, lambda line: None)
     layer = resolution.layers["quad"]
     assert isinstance(layer, list), layer

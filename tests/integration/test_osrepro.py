@@ -22,7 +22,6 @@ from ngc_builder.build.osrepro import (
 )
 from ngc_builder.cache.fetch import fetch_debs
 from ngc_builder.cache.store import PackageCache, file_sha256
-from ngc_builder.services.mirror import host_debian_mirror
 
 pytestmark = pytest.mark.integration
 
@@ -34,27 +33,17 @@ CHECK = ("apt-get --version | head -n 1; command -v python3 || echo no-python; "
          "cat /etc/apt/sources.list; find /var/log /var/lib/apt/lists -type f | sort | xargs")
 
 
-@pytest.fixture(autouse=True)
-def _os_image(trixie_os: str) -> None:
-    """Every test here starts from the bootstrapped trixie image (made if missing)."""
-
-
-def _needs(docker_client: Any) -> str:
-    try:
-        docker_client.api.inspect_image(OS_REF)
-    except docker.errors.ImageNotFound:
-        raise AssertionError(f"the trixie_os fixture did not leave {OS_REF}") from None
-    mirror = host_debian_mirror()
-    if mirror is None:
-        pytest.skip("no Debian mirror on this host (set NGC_DEBIAN_MIRROR)")
+@pytest.fixture
+def mirror(trixie_os: str, debian_mirror: str) -> str:
+    """The mirror to fetch the locked .debs from, once the bootstrapped trixie image (made if
+    missing) is there to lock and mmdebstrap can run."""
     if shutil.which("mmdebstrap") is None or os.geteuid() != 0:
         pytest.skip("needs root and mmdebstrap (apt-get install mmdebstrap)")
-    return mirror
+    return debian_mirror
 
 
-def test_two_builds_of_a_locked_os_base_are_one_image(docker_client: Any,
-                                                       tmp_path: Path) -> None:
-    mirror = _needs(docker_client)
+def test_two_builds_of_a_locked_os_base_are_one_image(docker_client: Any, tmp_path: Path,
+                                                       mirror: str) -> None:
     lines: list[str] = []
     locked = locked_os_packages(docker_client, OS_REF, lines.append)
     cache = PackageCache(tmp_path / "cache")
