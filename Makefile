@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine test unit integration lint lock fetch release test-frameworks test-gpu bench \
+.PHONY: all setup engine test unit integration lint lock fetch release test-frameworks test-gpu gpu-node bench \
 	report help
 
 all: test
@@ -48,8 +48,12 @@ release: setup engine ## build, validate and push $(RELEASE) to the local regist
 bench: setup engine ## release speed and registry bytes against a naive script (long; docs/performance.md)
 	$(BIN)/python bench/release_vs_naive.py
 
-test-gpu: setup ## T1-T3 in host mode on this machine's NVIDIA GPU (skipped without one)
-	$(BIN)/python -m pytest -m gpu tests/gpu $(PYTEST_ARGS)
+# GPU nodes: the node's own Python, nothing installed, no venv, no root, no network.
+test-gpu: ## T1-T3 tests on this machine's NVIDIA GPU with $(PYTHON) (skipped without a GPU)
+	$(PYTHON) -m pytest -p no:cacheprovider -m gpu tests/gpu $(PYTEST_ARGS)
+
+gpu-node: ## T1-T3 figures for PyTorch, JAX and TensorFlow with $(PYTHON) -> build/gpu/
+	$(PYTHON) -m ngc_builder.commands.gpunode --out build/gpu
 
 test-frameworks: setup engine ## every row of $(RELEASE) built and validated, nothing pushed (long)
 	$(BIN)/ngc-builder release $(RELEASE) --no-push --build-dir build/test-frameworks \

@@ -185,8 +185,9 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
 @click.option("--framework", default=None, help="With --host: the framework probe to run.")
 @click.option("--version", "version", default=None,
               help="With --host: the framework version expected (default: installed).")
-@click.option("--python", "python", default=sys.executable, show_default="this Python",
-              help="With --host: the interpreter whose environment is validated.")
+@click.option("--python", "python", default=None,
+              help="With --host: the interpreter whose environment is validated (default: the "
+                   "first of this one, python3 and python on PATH that imports the framework).")
 @click.option("--release", "manifest", type=click.Path(path_type=Path), default=None,
               help="Release manifest whose labels the image must carry.")
 @click.option("--root", type=click.Path(path_type=Path), default=Path("."), show_default=True,
@@ -202,7 +203,8 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
                    "medians of a passing run as YY.MM's baseline.")
 @JSON
 def validate(image: str | None, host: bool, framework: str | None, version: str | None,
-             python: str, manifest: Path | None, root: Path, out: Path, junit: Path | None,
+             python: str | None, manifest: Path | None, root: Path, out: Path,
+             junit: Path | None,
              baselines_file: Path | None, record_as: str | None, as_json: bool) -> None:
     """Validate IMAGE inside a container, or this host with --host --framework NAME."""
     if host == (image is not None) or (host and framework is None):

@@ -4,15 +4,14 @@ without a GPU)."""
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
+from ngc_builder.manifest.drivers import strictest_driver
 from ngc_builder.manifest.load import load_release
-from ngc_builder.runner.report import RunReport
 from ngc_builder.validate.junit import write_junit
-from ngc_builder.validate.preflight import host_preflight, strictest_driver
+from ngc_builder.validate.preflight import preflight_report
 
 
 @dataclass(frozen=True)
@@ -26,8 +25,7 @@ class PreflightOptions:
 def preflight_command(options: PreflightOptions) -> int:
     minimum = options.min_driver or (
         strictest_driver(load_release(options.manifest)) if options.manifest else None)
-    report = RunReport(image="host", python=sys.version.split()[0], platform=sys.platform,
-                       gpu_mode="auto", gpu_expected=False, checks=host_preflight(minimum))
+    report = preflight_report(minimum)
     if options.junit is not None:
         write_junit(report, options.junit, "ngc.host.preflight")
     if options.as_json:

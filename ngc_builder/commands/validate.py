@@ -15,9 +15,11 @@ from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.runner.report import RunReport
 from ngc_builder.services.engine import Engine, connect, gpu_mode, image_exists
 from ngc_builder.validate.baselines import DEFAULT_FILE, measurements, record
-from ngc_builder.validate.host import HostBaselines, baseline_document, validate_host
-from ngc_builder.validate.image import validate_image, write_reports
+from ngc_builder.validate.evidence import write_reports
+from ngc_builder.validate.host import HostBaselines, baseline_document
+from ngc_builder.validate.image import validate_image
 from ngc_builder.validate.junit import write_junit
+from ngc_builder.validate.node import framework_folder, run_framework
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class ValidateImageOptions:
 @dataclass(frozen=True)
 class ValidateHostOptions:
     framework: str
-    python: str
+    python: str | None  # None: the first interpreter that imports the framework
     root: Path = Path(".")
     version: str | None = None
     out: Path = Path("build/validate")
@@ -72,22 +74,22 @@ def _expected_labels(found: dict[str, str], ref: str, manifest: Path | None) -> 
 
 
 def validate_host_command(options: ValidateHostOptions) -> int:
-    folder = options.root / "frameworks" / options.framework
     baselines = options.baselines
     if baselines and baselines.record_as and not RELEASE_RE.fullmatch(baselines.record_as):
         raise InputError([Problem("--record-baseline", 1, "record-baseline",
                                   f"{baselines.record_as!r} is not a release id (YY.MM)")])
-    if not (folder / "framework.yaml").is_file():
-        raise InputError([Problem(str(folder), 1, "framework", "no such framework folder")])
-    spec, _ = load_model(folder / "framework.yaml", Framework, str(folder / "framework.yaml"))
-    lineage = f"host-{spec.name}"
-    report, stderr = validate_host(options.python, folder, spec, options.version, gpu_mode(),
-                                   baseline_document(baselines, lineage))
-    write_reports(report, options.out, lineage, f"host:{options.python}", stderr)
+    folder = framework_folder(options.root, options.framework)
+    # The full CLI checks the whole file (the GPU-node path reads only what it needs).
+    load_model(folder / "framework.yaml", Framework, str(folder / "framework.yaml"))
+    lineage = f"host-{folder.name}"
+    run = run_framework(folder, options.python, options.version, gpu_mode(),
+                        baseline_document(baselines, lineage))
+    report, stderr = run.report, run.stderr
+    write_reports(report, options.out, lineage, f"host:{run.python}", stderr)
     if baselines is not None and baselines.record_as is not None and report.verdict == "pass":
         record(baselines.file, measurements(report, lineage, baselines.record_as))
     if options.junit is not None:
-        write_junit(report, options.junit, f"ngc.host.{spec.name}")
+        write_junit(report, options.junit, f"ngc.host.{run.framework}")
     return _finish(report, options.as_json)
 
 

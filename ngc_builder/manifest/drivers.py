@@ -8,7 +8,12 @@ feature set of minor version compatibility, on any driver from this version on.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from packaging.version import Version
+
+if TYPE_CHECKING:
+    from ngc_builder.manifest.load import LoadedRelease
 
 MIN_LINUX_DRIVER = {
     13: "580",
@@ -20,3 +25,10 @@ MIN_LINUX_DRIVER = {
 def minimum_driver(cuda: str) -> str | None:
     """'13.2' -> '580'; None for a CUDA major release the table does not cover."""
     return MIN_LINUX_DRIVER.get(Version(cuda).major)
+
+
+def strictest_driver(loaded: LoadedRelease) -> str | None:
+    """The newest of the release's CUDA stacks' minimum drivers: what a host must have."""
+    found = [minimum_driver(stack.cuda) for stack in loaded.release.cuda_stacks.values()]
+    versions = [version for version in found if version is not None]
+    return max(versions, key=Version) if versions else None

@@ -16,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ngc_builder.manifest.sizes import parse_size
+from ngc_builder.runner.expect import DEFAULT_GPU_TARGETS
 from ngc_builder.services.registry import REGISTRY_RE
 
 NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
@@ -114,8 +115,6 @@ TagName = Annotated[
 
 
 SizeText = Annotated[str, AfterValidator(_parses(parse_size, ValueError, "a size like '6.3 GB'"))]
-# The GPUs every release must run on unless it says otherwise: A100 (sm_80) and H100 (sm_90).
-DEFAULT_GPU_TARGETS = ("8.0", "9.0")
 
 
 class Strict(BaseModel):

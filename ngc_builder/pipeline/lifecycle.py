@@ -27,7 +27,8 @@ from ngc_builder.publish.push import push_candidate
 from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
 from ngc_builder.runner.report import RunReport
 from ngc_builder.validate import baselines
-from ngc_builder.validate.image import tier_verdicts, validate_image
+from ngc_builder.validate.evidence import tier_verdicts
+from ngc_builder.validate.image import validate_image
 
 
 def process_image(run: Run, spec: ImageSpec, ready: Ready) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from ngc_builder.build.osbase import Bootstrap, Strategy, obtain_os_image
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError
+from ngc_builder.manifest.drivers import strictest_driver
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.lifecycle import process_image
@@ -22,7 +23,6 @@ from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 from ngc_builder.records.record import ImageRecord, OsRecord, ReleaseRecord, load_record
 from ngc_builder.runner.report import CheckResult
 from ngc_builder.services.engine import Engine
-from ngc_builder.validate.preflight import strictest_driver
 
 Preflight = Callable[[str | None], list[CheckResult]]  # minimum driver -> T1 results
 

@@ -18,6 +18,7 @@ from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 from ngc_builder.render.installs import apt_install, pip_install, requirements_lock
+from ngc_builder.validate.hostrun import probe_modules
 
 RUNNER_PACKAGE = Path(__file__).resolve().parent.parent / "runner"
 RUNNER_NAME = "ngc_runner"
@@ -174,8 +175,7 @@ def _render_framework(
 
 def probe_files(probe: Path) -> dict[str, bytes]:
     """probe.py and the probe_*.py modules it may be split into, under probe/."""
-    parts = [probe, *sorted(probe.parent.glob("probe_*.py"))]
-    return {f"probe/{path.name}": path.read_bytes() for path in parts}
+    return {f"probe/{path.name}": path.read_bytes() for path in probe_modules(probe.parent)}
 
 
 def runner_files() -> dict[str, bytes]:

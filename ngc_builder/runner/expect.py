@@ -9,6 +9,8 @@ from typing import Any
 
 from .versions import release_components
 
+# The GPUs every release must run on unless it says otherwise: A100 (sm_80) and H100 (sm_90).
+DEFAULT_GPU_TARGETS = ("8.0", "9.0")
 # Keys the runner reads, with the JSON type it needs; other keys are kept and reported as-is.
 _STRING_KEYS = (
     "image",

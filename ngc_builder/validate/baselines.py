@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.runner.report import RunReport
+from ngc_builder.validate.hostrun import floors_of, runner_baselines
 
 DEFAULT_FILE = Path("baselines") / "gpu.json"
 
@@ -44,9 +45,7 @@ class BaselineBook(BaseModel):
     entries: list[Entry] = Field(default_factory=list)
 
     def floors(self) -> dict[str, dict[str, float]]:
-        return {gpu: {metric: round(peak * self.floor_fraction, 3)
-                      for metric, peak in metrics.items()}
-                for gpu, metrics in self.peaks.items()}
+        return floors_of(self.peaks, self.floor_fraction)
 
 
 def load_book(path: Path) -> BaselineBook:
@@ -67,9 +66,7 @@ def load_book(path: Path) -> BaselineBook:
 def runner_document(book: BaselineBook, lineage: str, release: str | None) -> dict[str, Any]:
     """What the runner needs (NGC_BASELINES): floors, and this lineage's medians from earlier
     releases (a rerun of a release is not compared with itself)."""
-    entries = [entry.model_dump(exclude={"samples"}) for entry in book.entries
-               if entry.lineage == lineage and (release is None or entry.release < release)]
-    return {"floors": book.floors(), "baselines": entries}
+    return runner_baselines(book.model_dump(), lineage, release)
 
 
 def measurements(report: RunReport, lineage: str, release: str) -> list[Entry]:

@@ -1,21 +1,20 @@
 """T1 host preflight through NVML (nvidia-ml-py): is this host fit to run GPU images?
 
 Every finding is a host matter (fault "host"): an image cannot fix an old driver, a GPU with
-uncorrected ECC errors, a thermal slowdown or someone else's job on the GPU. Without NVML or a
-GPU every check is skipped with its reason, never passed.
+uncorrected ECC errors, a lost GPU, a thermal slowdown or someone else's job on the GPU. Without
+NVML or a GPU every check is skipped with its reason, never passed.
+
+Stdlib only (besides the optional pynvml): GPU nodes run it with nothing but their own Python.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
-from ngc_builder.manifest.drivers import minimum_driver
-from ngc_builder.manifest.load import LoadedRelease
-from ngc_builder.runner.report import CheckResult
+from ngc_builder.runner.report import CheckResult, RunReport
 
 SLOWDOWNS = {  # nvmlClocksEventReason* bits that mean the GPU is being held back
     0x04: "software power cap", 0x08: "hardware slowdown", 0x20: "software thermal slowdown",
@@ -23,6 +22,10 @@ SLOWDOWNS = {  # nvmlClocksEventReason* bits that mean the GPU is being held bac
 }
 UNCORRECTED, VOLATILE = 1, 0  # NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC
 GiB = 1 << 30
+# NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_FUNCTION_NOT_FOUND: the GPU or driver lacks the query,
+# which says nothing about the host's health. Every other NVML error (GPU_IS_LOST,
+# NO_PERMISSION, INSUFFICIENT_POWER...) is a host defect.
+UNANSWERABLE = {3, 13}
 Probe = Callable[[Any, list[Any]], CheckResult]
 
 
@@ -43,13 +46,50 @@ def host_preflight(minimum_driver: str | None, nvml: Any | None = None) -> list[
     except Exception as exc:
         return [_skip("t1.nvml", f"no GPU: NVML did not start ({exc})")]
     try:
-        handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
-        results = [CheckResult("t1.nvml", "T1", "pass", f"NVML sees {len(handles)} GPU(s)")]
-        results.append(check_driver(nvml, minimum_driver))
-        results += [_guarded(probe, nvml, handles) for probe in PROBES]
-        return results
+        return _checks(nvml, minimum_driver)
     finally:
         nvml.nvmlShutdown()
+
+
+def _checks(nvml: Any, minimum_driver: str | None) -> list[CheckResult]:
+    try:
+        count = int(nvml.nvmlDeviceGetCount())
+    except Exception as exc:
+        return [_host_fault("t1.nvml", "NVML cannot count the GPUs", exc)]
+    handles, lost = _handles(nvml, count)
+    results = [CheckResult("t1.nvml", "T1", "pass", f"NVML sees {count} GPU(s)")]
+    results.append(_guarded_driver(nvml, minimum_driver))
+    if lost:
+        results.append(CheckResult("t1.reachable", "T1", "fail", "; ".join(lost), fault="host",
+                                   evidence={"unreachable": lost}))
+    results += [_guarded(probe, nvml, handles) for probe in PROBES]
+    return results
+
+
+def _handles(nvml: Any, count: int) -> tuple[list[Any], list[str]]:
+    """Handles of the GPUs NVML can reach, and why each other one cannot be reached."""
+    handles, lost = [], []
+    for index in range(count):
+        try:
+            handles.append(nvml.nvmlDeviceGetHandleByIndex(index))
+        except Exception as exc:
+            lost.append(f"GPU {index} unreachable through NVML: {_nvml_error(exc)}")
+    return handles, lost
+
+
+def _nvml_error(exc: Exception) -> str:
+    return f"{exc.__class__.__name__}: {exc}"
+
+
+def _host_fault(check_id: str, what: str, exc: Exception) -> CheckResult:
+    return CheckResult(check_id, "T1", "fail", f"{what}: {_nvml_error(exc)}", fault="host")
+
+
+def _guarded_driver(nvml: Any, minimum: str | None) -> CheckResult:
+    try:
+        return check_driver(nvml, minimum)
+    except Exception as exc:
+        return _host_fault("t1.driver", "NVML cannot read the driver version", exc)
 
 
 def _skip(check_id: str, reason: str) -> CheckResult:
@@ -57,11 +97,13 @@ def _skip(check_id: str, reason: str) -> CheckResult:
 
 
 def _guarded(probe: Probe, nvml: Any, handles: list[Any]) -> CheckResult:
+    check_id = f"t1.{probe.__name__.removeprefix('check_')}"
     try:
         return probe(nvml, handles)
-    except Exception as exc:  # an NVML query this GPU or driver does not support
-        return _skip(f"t1.{probe.__name__.removeprefix('check_')}",
-                     f"NVML cannot answer: {exc.__class__.__name__}: {exc}")
+    except Exception as exc:
+        if getattr(exc, "value", None) in UNANSWERABLE or not hasattr(exc, "value"):
+            return _skip(check_id, f"NVML cannot answer: {_nvml_error(exc)}")
+        return _host_fault(check_id, "NVML query failed", exc)
 
 
 def _text(value: Any) -> str:
@@ -74,8 +116,8 @@ def check_driver(nvml: Any, minimum: str | None) -> CheckResult:
     if minimum is None:
         return CheckResult("t1.driver", "T1", "pass", f"driver {driver}", evidence=evidence)
     try:
-        too_old = Version(driver) < Version(minimum)
-    except InvalidVersion:
+        too_old = _numbers(driver) < _numbers(minimum)
+    except ValueError:
         return CheckResult("t1.driver", "T1", "fail", f"driver version {driver!r} unreadable",
                            fault="host", evidence=evidence)
     if too_old:
@@ -84,6 +126,11 @@ def check_driver(nvml: Any, minimum: str | None) -> CheckResult:
                            fault="host", evidence=evidence)
     return CheckResult("t1.driver", "T1", "pass", f"driver {driver} >= {minimum}",
                        evidence=evidence)
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    """'580.95.05' -> (580, 95, 5); NVIDIA driver versions are dotted integers."""
+    return tuple(int(part) for part in version.strip().split("."))
 
 
 def check_gpus(nvml: Any, handles: list[Any]) -> CheckResult:
@@ -167,7 +214,8 @@ PROBES: tuple[Probe, ...] = (check_gpus, check_ecc, check_remapped_rows, check_c
                              check_modes, check_processes)
 
 
-def strictest_driver(loaded: LoadedRelease) -> str | None:
-    found = [minimum_driver(stack.cuda) for stack in loaded.release.cuda_stacks.values()]
-    versions = [version for version in found if version is not None]
-    return max(versions, key=Version) if versions else None
+def preflight_report(minimum_driver: str | None, nvml: Any | None = None) -> RunReport:
+    """The T1 checks as one report, like a runner's (JSON, JUnit)."""
+    return RunReport(image="host", python=sys.version.split()[0], platform=sys.platform,
+                     gpu_mode="auto", gpu_expected=False,
+                     checks=host_preflight(minimum_driver, nvml))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,8 @@ def test_validate_needs_an_image_or_host() -> None:
 def test_validate_host_runs_the_real_runner_here(tmp_path: Path) -> None:
     # No framework is installed in the test interpreter: the probe must fail, not pass.
     code, out, _ = invoke("validate", "--host", "--framework", "jax", "--version", "0.12.0",
-                          "--root", str(REPO), "--out", str(tmp_path), "--json")
+                          "--python", sys.executable, "--root", str(REPO), "--out",
+                          str(tmp_path), "--json")
     assert code == 1
     checks = {c["id"]: c for c in json.loads(out)["checks"]}
     assert checks["framework.import"]["status"] == "fail"

@@ -7,11 +7,10 @@ import json
 import pytest
 
 from ngc_builder.runner.report import CheckResult, RunReport
+from ngc_builder.validate.evidence import environment_lines, parse_report
 from ngc_builder.validate.image import (
     check_labels,
     docker_command,
-    environment_lines,
-    parse_report,
     runner_environment,
 )
 from tests.unit.fake_engine import FakeClient, FakeEngine
@@ -71,7 +70,7 @@ def test_no_manifest_means_the_label_check_is_skipped_not_passed() -> None:
 
 
 def test_markdown_summary_lists_every_check() -> None:
-    from ngc_builder.validate.image import markdown_summary
+    from ngc_builder.validate.evidence import markdown_summary
 
     report = RunReport(image="jax", python="3.13.5", platform="linux", gpu_mode="none",
                        gpu_expected=False, checks=[

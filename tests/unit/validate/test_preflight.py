@@ -27,6 +27,17 @@ class NVMLError(Exception):
     pass
 
 
+class CodedNVMLError(Exception):
+    """Like pynvml.NVMLError: the NVML status code in `value`."""
+
+    def __init__(self, value: int, text: str) -> None:
+        super().__init__(text)
+        self.value = value
+
+
+GPU_IS_LOST, NO_PERMISSION, NOT_SUPPORTED = 15, 4, 3
+
+
 @dataclass
 class FakeNvml:
     """Answers like pynvml for one healthy H100 unless a test changes a field."""
@@ -40,6 +51,9 @@ class FakeNvml:
     init_error: Exception | None = None
     remap_supported: bool = True
     shut_down: bool = False
+    lost: set[int] = field(default_factory=set)
+    driver_error: Exception | None = None
+    clocks_error: Exception | None = None
 
     def nvmlInit(self) -> None:
         if self.init_error:
@@ -49,12 +63,16 @@ class FakeNvml:
         self.shut_down = True
 
     def nvmlSystemGetDriverVersion(self) -> bytes:
+        if self.driver_error:
+            raise self.driver_error
         return self.driver.encode()
 
     def nvmlDeviceGetCount(self) -> int:
         return self.gpus
 
     def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        if index in self.lost:
+            raise CodedNVMLError(GPU_IS_LOST, "GPU is lost")
         return index
 
     def nvmlDeviceGetName(self, handle: int) -> str:
@@ -78,6 +96,8 @@ class FakeNvml:
         return self.remapped
 
     def nvmlDeviceGetCurrentClocksEventReasons(self, handle: int) -> int:
+        if self.clocks_error:
+            raise self.clocks_error
         return self.reasons
 
     def nvmlDeviceGetPersistenceMode(self, handle: int) -> int:
@@ -142,14 +162,36 @@ def test_an_unsupported_query_is_skipped_with_its_error() -> None:
     assert check.status == "skip" and "Not Supported" in check.message
 
 
+def test_a_lost_gpu_is_a_host_defect_and_the_others_are_still_checked() -> None:
+    found = results(FakeNvml(gpus=2, lost={1}))
+    reachable = found["t1.reachable"]
+    assert reachable.status == "fail" and reachable.fault == "host"
+    assert "GPU 1 unreachable" in reachable.message and "GPU is lost" in reachable.message
+    assert found["t1.gpus"].status == "pass" and "1 GPU(s)" in found["t1.gpus"].message
+
+
+def test_an_unreadable_driver_version_is_a_host_defect_not_a_crash() -> None:
+    denied = CodedNVMLError(NO_PERMISSION, "Insufficient Permissions")
+    found = results(FakeNvml(driver_error=denied))
+    assert found["t1.driver"].status == "fail" and found["t1.driver"].fault == "host"
+    assert "Insufficient Permissions" in found["t1.driver"].message
+
+
+@pytest.mark.parametrize(("code", "status"), [(NOT_SUPPORTED, "skip"), (GPU_IS_LOST, "fail")])
+def test_a_query_error_is_a_skip_only_when_the_gpu_lacks_the_query(code: int,
+                                                                    status: str) -> None:
+    check = results(FakeNvml(clocks_error=CodedNVMLError(code, "NVML said no")))["t1.clocks"]
+    assert check.status == status and "NVML said no" in check.message
+
+
 def test_without_an_image_minimum_the_driver_is_only_reported() -> None:
     check = results(FakeNvml(driver="535.1"), minimum=None)["t1.driver"]
     assert check.status == "pass" and check.evidence["driver"] == "535.1"
 
 
 def test_the_release_minimum_is_its_strictest_stack(project: Any, write_release: Any) -> None:
+    from ngc_builder.manifest.drivers import strictest_driver
     from ngc_builder.manifest.load import load_release
-    from ngc_builder.validate.preflight import strictest_driver
     from tests.unit.conftest import GOOD_RELEASE
 
     text = GOOD_RELEASE.replace("cuda_stacks:\n", 'cuda_stacks:\n  old:\n    cuda: "12.9"\n'
