@@ -46,12 +46,20 @@ def validate_host(python: str, folder: Path, spec: Framework, version: str | Non
             target = probes / spec.name / name.removeprefix("probe/")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
-        expect = {"image": f"host:{spec.name}", "framework": spec.name, "probe": spec.name,
-                  "distribution": spec.distribution, "import_name": spec.import_name,
-                  "version": version or installed(python, spec.distribution or spec.name),
-                  "gpu_targets": list(DEFAULT_GPU_TARGETS)}
+        expect = host_expect(python, spec, version)
         (expect_dir / "20-framework.json").write_text(json.dumps(expect))
         return _run_with(python, expect_dir, probes, gpu_mode, baselines)
+
+
+def host_expect(python: str, spec: Framework, version: str | None) -> dict[str, Any]:
+    """The expectations of a host environment. host_mode: its CUDA_VISIBLE_DEVICES is its
+    scheduler's choice, not a defect. Extras as the default variant asks for them (this is a
+    GPU environment); those not installed here are passed over."""
+    return {"image": f"host:{spec.name}", "framework": spec.name, "probe": spec.name,
+            "distribution": spec.distribution, "import_name": spec.import_name,
+            "version": version or installed(python, spec.distribution or spec.name),
+            "gpu_targets": list(DEFAULT_GPU_TARGETS), "host_mode": True,
+            "extras": spec.extras_for("default")}
 
 
 def installed(python: str, distribution: str) -> str:

@@ -72,6 +72,22 @@ def test_a_hidden_gpu_is_a_cpu_fallback_failure(tmp_path: Path) -> None:
     checks = by_id(report)
     assert checks["torch.gpu.tensor_op"]["status"] == "fail"
     assert "CPU fallback" in checks["torch.gpu.tensor_op"]["message"]
+    # On a host, hiding every GPU is the environment's choice, not the framework's defect.
+    assert checks["torch.gpu.tensor_op"]["fault"] == "host"
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "jax"])
+def test_a_schedulers_subset_of_gpus_is_what_is_expected(framework: str, tmp_path: Path) -> None:
+    # As Slurm gives a job one GPU of the node: every /dev/nvidiaN stays, CUDA shows one.
+    _, report = host_validate(framework, tmp_path, CUDA_VISIBLE_DEVICES="0")
+    checks = by_id(report)
+    prefix = "torch" if framework == "pytorch" else "jax"
+    for check_id in ("gpu.device_count", f"{prefix}.gpu.device_count"):
+        assert checks[check_id]["status"] == "pass", checks[check_id]
+    assert report["environment"]["host_gpus"] == 1
+    assert report["environment"]["host_gpus_source"].startswith("CUDA_VISIBLE_DEVICES='0'")
+    # CUDA device 0 was matched to its NVML entry by PCI bus id, not assumed.
+    assert "NVML index" in report["environment"]["measured_gpu"]["source"]
 
 
 def test_a_drop_below_the_baseline_fails_with_both_numbers(tmp_path: Path) -> None:
