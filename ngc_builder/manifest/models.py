@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -236,6 +237,17 @@ class Framework(Strict):
         if isinstance(self.apt_packages, dict):
             return list(self.apt_packages.get(variant, []))
         return list(self.apt_packages)
+
+    def extras_for(self, variant: str) -> list[str]:
+        """The extras of its own distribution `variant` installs: ["cuda13"] for jax[cuda13].
+        The runner follows those (and only those) when it checks the framework's libraries."""
+        if self.distribution is None:
+            return []
+        own = canonicalize_name(self.distribution)
+        requested = [Requirement(line.replace("{version}", "0"))
+                     for line in self.requirements[variant]]
+        return sorted({extra for r in requested if canonicalize_name(r.name) == own
+                       for extra in r.extras})
 
     def needs_cuda(self, variant: str) -> bool:
         return self.cuda_major is not None and variant not in self.cpu_variants

@@ -157,6 +157,7 @@ def _render_framework(
     expect = {"image": spec.name, "framework": framework.spec.name, "version": entry.version,
               "probe": framework.spec.name, "distribution": framework.spec.distribution,
               "import_name": framework.spec.import_name,
+              "extras": framework.spec.extras_for(entry.variant),
               "gpu_targets": loaded.release.targets_of(entry),
               "gpu_image": entry.stack is not None and framework.spec.needs_cuda(entry.variant)}
     files = {"requirements.txt": requirements.encode(), "expect/20-framework.json": _json(expect),

@@ -81,14 +81,28 @@ def validate(expect: dict[str, Any]) -> None:
         _require_numeric(f"libraries.{name}", version)
     if "python" in expect:
         _require_numeric("python", expect["python"])
+    _validate_fields(expect)
+
+
+def _validate_fields(expect: dict[str, Any]) -> None:
     targets = expect.get("gpu_targets", [])
     if not isinstance(targets, list) or not all(_CAPABILITY.fullmatch(str(t)) for t in targets):
         raise ExpectError(f"expectation 'gpu_targets' must list compute capabilities like "
                           f"\"9.0\", got {targets!r}")
+    _validate_extras(expect.get("extras", []))
+    if not isinstance(expect.get("host_mode", False), bool):
+        raise ExpectError(f"expectation 'host_mode' must be true or false, "
+                          f"got {expect['host_mode']!r}")
     probe = expect.get("probe")
     # The probe name becomes a file name: refuse anything that could leave the probes dir.
     if probe is not None and not _PROBE_NAME.fullmatch(probe):
         raise ExpectError(f"expectation 'probe' must be a plain name, got {probe!r}")
+
+
+def _validate_extras(extras: object) -> None:
+    # The extras of its own distribution the image installed (jax[cuda13] -> ["cuda13"]).
+    if not isinstance(extras, list) or not all(isinstance(e, str) and e for e in extras):
+        raise ExpectError(f"expectation 'extras' must list extra names, got {extras!r}")
 
 
 def _validate_mapping(key: str, value: object) -> None:

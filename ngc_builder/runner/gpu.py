@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from .libs import decode_cudart, load
+from .report import Fault
 from .suite import Check, Context, Suite
 from .versions import dotted, release_components
 
@@ -42,6 +43,7 @@ def register(suite: Suite) -> None:
 
 
 _CC_MAJOR, _CC_MINOR = 75, 76  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{MAJOR,MINOR}
+_BUS_ID_LENGTH = 32  # cuDeviceGetPCIBusId writes '0000:3b:00.0' and a NUL: 13 bytes suffice
 
 
 def cuda_devices() -> list[tuple[str, str]]:
@@ -64,6 +66,17 @@ def _cuda_device(lib: ctypes.CDLL, index: int) -> tuple[str, str]:
     return name.value.decode("utf-8", "replace"), f"{major.value}.{minor.value}"
 
 
+def device_zero_bus_id() -> str:
+    """The PCI bus id of CUDA device 0, the device frameworks compute on unless told otherwise;
+    OSError if no driver library, RuntimeError if the driver refuses (no device visible)."""
+    lib, _ = load(DRIVER_LIBRARY)
+    _cu(lib, "cuInit", ctypes.c_uint(0))
+    device, text = ctypes.c_int(), ctypes.create_string_buffer(_BUS_ID_LENGTH)
+    _cu(lib, "cuDeviceGet", ctypes.byref(device), ctypes.c_int(0))
+    _cu(lib, "cuDeviceGetPCIBusId", text, ctypes.c_int(_BUS_ID_LENGTH), device)
+    return text.value.decode("ascii", "replace")
+
+
 def _cu(lib: ctypes.CDLL, function: str, *args: object) -> None:
     code = getattr(lib, function)(*args)
     if code != 0:
@@ -71,17 +84,26 @@ def _cu(lib: ctypes.CDLL, function: str, *args: object) -> None:
 
 
 def check_device_count(ctx: Context) -> str:
-    """The driver inside must show every GPU the host passed in (one /dev/nvidiaN each)."""
+    """The driver must show every GPU this process was given: in an image one /dev/nvidiaN
+    each (or NGC_HOST_GPUS); on a host CUDA_VISIBLE_DEVICES where the scheduler set it."""
     try:
         devices = cuda_devices()
     except (OSError, RuntimeError) as exc:
         ctx.fail(f"CUDA driver API: {exc}", "host")
     ctx.evidence("devices", [{"name": name, "compute_capability": cc} for name, cc in devices])
     ctx.evidence("host_gpus", ctx.host_gpus)
+    ctx.evidence("host_gpus_source", ctx.host_gpus_source)
     if len(devices) != ctx.host_gpus:
-        ctx.fail(f"CUDA sees {len(devices)} GPU(s), the host passed {ctx.host_gpus}", "host")
+        ctx.fail(f"CUDA sees {len(devices)} GPU(s), the host passed {ctx.host_gpus} "
+                 f"({ctx.gpu_count_hint()})", _count_fault(ctx))
     return f"{len(devices)} GPU(s): " + ", ".join(f"{n} (sm_{cc.replace('.', '')})"
                                                   for n, cc in devices)
+
+
+def _count_fault(ctx: Context) -> Fault:
+    # An image that sets CUDA_VISIBLE_DEVICES hides GPUs the host passed in: its own defect.
+    # On a host the variable is the environment's (a scheduler's) choice, already counted.
+    return "image" if not ctx.host_mode and ctx.env.visible_devices is not None else "host"
 
 
 def check_driver(ctx: Context) -> str:

@@ -4,8 +4,11 @@ dependencies (``ldd`` shows no ``not found``).
 Importing a framework loads only part of it; kernels, plugins and backends are opened later, and
 a missing dependency there shows up mid-training. So every ``.so`` of the framework's
 distribution and of everything it requires (except the CUDA stack's own wheels, checked by
-``lib.*``) goes through ``ldd``. The NVIDIA driver's libraries (``libcuda.so.1``…) come from the
-host at run time: without a GPU they are reported, not failed.
+``lib.*``) goes through ``ldd``. "Requires" as a resolver reads it: a requirement marked
+``extra == "x"`` counts only where extra x was asked for, so an optional layer of a dependency
+(numba's TBB pool, reached through pandas[performance]) is not held against the framework.
+The NVIDIA driver's libraries (``libcuda.so.1``…) come from the host at run time: without a
+GPU they are reported, not failed.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import importlib.util
 import re
 import subprocess
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from .suite import Check, Context, Suite
@@ -23,29 +27,77 @@ from .versions import normalize_name
 DRIVER_LIBRARY = re.compile(r"^lib(cuda|nvidia-[A-Za-z0-9_-]+|nvcuvid)\.so")
 _NOT_FOUND = re.compile(r"^\s*(\S+) => not found")
 _BATCH = 40
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?")
+_EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*["']([^"']+)["']""")
 
 
 def register(suite: Suite) -> None:
     suite.add(Check("framework.libraries", "T0", False, check_libraries))
 
 
-def distribution_closure(name: str, skip: Iterable[str]) -> list[importlib.metadata.Distribution]:
-    """The distribution and everything it requires that is installed (extras included)."""
+@dataclass(frozen=True)
+class Requirement:
+    """One Requires-Dist line, as far as the closure needs it (names normalised)."""
+
+    name: str
+    # The extras it asks of that distribution: pkg[a,b].
+    extras: tuple[str, ...]
+    # The requirer's extras it belongs to (its marker's `extra == "x"`); empty: always needed.
+    # Other markers (python_version, sys_platform) are not evaluated: installed means needed.
+    only_for: frozenset[str]
+
+
+def parse_requirement(line: str) -> Requirement | None:
+    match = _REQUIREMENT.match(line)
+    if match is None:
+        return None
+    marker = line.partition(";")[2]
+    extras = tuple(normalize_name(e.strip()) for e in (match.group(2) or "").split(",")
+                   if e.strip())
+    only_for = frozenset(normalize_name(e) for e in _EXTRA_MARKER.findall(marker))
+    return Requirement(normalize_name(match.group(1)), extras, only_for)
+
+
+def distribution_closure(
+    name: str, skip: Iterable[str], extras: Iterable[str] = (),
+) -> list[importlib.metadata.Distribution]:
+    """The distribution, with the ``extras`` the image asked of it, and everything installed
+    that those require, following each dependency's extras only where they were asked for."""
     skipped = {normalize_name(n) for n in skip}
     found: dict[str, importlib.metadata.Distribution] = {}
-    pending = [name]
+    done: set[tuple[str, str]] = set()
+    # (distribution, extra): "" is the distribution itself, without any extra.
+    pending = [(normalize_name(name), normalize_name(e)) for e in ("", *extras)]
     while pending:
-        current = normalize_name(pending.pop())
-        if current in found or current in skipped:
+        current, extra = pending.pop()
+        if (current, extra) in done or current in skipped:
             continue
-        try:
-            dist = importlib.metadata.distribution(current)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        found[current] = dist
-        pending += [m.group(1) for r in dist.requires or () if (m := _REQUIREMENT_NAME.match(r))]
+        done.add((current, extra))
+        dist = found.get(current) or _installed(current)
+        if dist is not None:
+            found[current] = dist
+            pending += _required(dist, extra)
     return list(found.values())
+
+
+def _installed(name: str) -> importlib.metadata.Distribution | None:
+    try:
+        return importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _required(dist: importlib.metadata.Distribution, extra: str) -> list[tuple[str, str]]:
+    """What ``dist`` requires for ``extra`` ("" for itself): each name, then with each extra."""
+    wanted: list[tuple[str, str]] = []
+    for line in dist.requires or ():
+        requirement = parse_requirement(line)
+        if requirement is None:
+            continue
+        applies = extra in requirement.only_for if extra else not requirement.only_for
+        if applies:
+            wanted += [(requirement.name, e) for e in ("", *requirement.extras)]
+    return wanted
 
 
 def shared_objects(dists: Iterable[importlib.metadata.Distribution]) -> list[Path]:
@@ -90,7 +142,8 @@ def check_libraries(ctx: Context) -> str:
         paths = module_objects(str(ctx.expect.get("import_name") or ""))
     else:
         paths = shared_objects(distribution_closure(str(distribution),
-                                                    ctx.expect.get("wheels", {})))
+                                                    ctx.expect.get("wheels", {}),
+                                                    ctx.expect.get("extras", [])))
     if not paths:
         ctx.skip("the framework ships no shared libraries")
     missing = sorted(set(unresolved(paths)))

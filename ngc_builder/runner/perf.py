@@ -3,7 +3,8 @@
 threshold = max(absolute floor for the GPU model, 0.93 x the stored baseline median for the same
 GPU model, driver branch and image lineage). Floors and baselines reach the runner as one JSON
 document (``NGC_BASELINES``) that the host side selected for this image's lineage and release;
-the runner picks the entries for the GPU it actually runs on.
+the runner picks the entries for the GPU it actually runs on. A benchmark with neither is a skip:
+it validated nothing.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .report import Status
+
 MIN_REPEATS = 5
 BASELINE_FRACTION = 0.93
 ENV_VAR = "NGC_BASELINES"
+# Where the project keeps the datasheet peaks that floors are made from.
+BASELINE_FILE = "baselines/gpu.json"
+UNKNOWN_GPU = "unknown GPU"
 
 
 @dataclass(frozen=True)
@@ -77,12 +83,38 @@ def repeat(sample: Callable[[], float], repeats: int = MIN_REPEATS, warmup: int 
     return [float(sample()) for _ in range(repeats)]
 
 
-def verdict(metric: str, unit: str, samples: list[float], limit: Threshold) -> tuple[bool, str]:
-    """(passed, message); a NaN median never passes."""
+@dataclass(frozen=True)
+class Measurement:
+    """The samples of one benchmark and the GPU they were taken on."""
+
+    metric: str
+    unit: str
+    samples: list[float]
+    gpu: str
+    # How the GPU was chosen (CUDA device 0 matched to NVML), so a wrong floor can be traced.
+    gpu_source: str
+    driver_branch: str | None
+
+    def evidence(self, limit: Threshold) -> dict[str, Any]:
+        return {"metric": self.metric, "unit": self.unit, "samples": self.samples,
+                "median": statistics.median(self.samples), "threshold": limit.value,
+                "floor": limit.floor, "baseline": limit.baseline,
+                "baseline_release": limit.baseline_release, "gpu": self.gpu,
+                "gpu_source": self.gpu_source, "driver_branch": self.driver_branch}
+
+
+def verdict(
+    metric: str, unit: str, samples: list[float], limit: Threshold, gpu: str = UNKNOWN_GPU,
+) -> tuple[Status, str]:
+    """(status, message). A NaN median fails; with no floor and no baseline for ``gpu`` there
+    is nothing to hold the median to, so it is a skip that says what to add, never a pass."""
     median = statistics.median(samples)
     shown = f"{metric} median {median:.4g} {unit} of {len(samples)}"
+    if median != median:
+        return "fail", f"{shown}: not a number"
     if limit.value is None:
-        return median == median, f"{shown} (no threshold: {limit.describe()})"
-    if not median >= limit.value:
-        return False, f"{shown} < threshold {limit.value:.4g} ({limit.describe()})"
-    return True, f"{shown} >= threshold {limit.value:.4g} ({limit.describe()})"
+        return "skip", (f"{shown}; no floor or baseline for GPU '{gpu}': add its datasheet "
+                        f"peaks to {BASELINE_FILE}")
+    if median < limit.value:
+        return "fail", f"{shown} < threshold {limit.value:.4g} ({limit.describe()})"
+    return "pass", f"{shown} >= threshold {limit.value:.4g} ({limit.describe()})"

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import archs, core, framework, gpu, libs, nvml, perf
+from . import archs, core, framework, gpu, libs, nvml, perf, visibility
+from .context import UNRESOLVED
 from .report import RunReport
 from .suite import RunEnv, Suite, run_checks
 
@@ -33,8 +34,7 @@ def build_suite(expect: dict[str, Any], probes_dir: Path) -> Suite:
 def run(
     expect: dict[str, Any], probes_dir: Path, mode: str, visible: bool | None = None
 ) -> RunReport:
-    seen = gpu.gpu_visible() if visible is None else visible
-    env = run_env(expect, mode, seen)
+    env = run_env(expect, mode, gpu.gpu_visible() if visible is None else visible)
     started = time.perf_counter()
     with stdout_to_stderr():
         suite = build_suite(expect, probes_dir)
@@ -42,19 +42,32 @@ def run(
     report = empty_report(mode, env.gpu_expected, expect)
     report.checks = checks
     report.duration_s = time.perf_counter() - started
-    report.environment = {"command": [sys.executable, *sys.argv], "host_gpus": env.host_gpus,
-                          "gpus_start": env.gpu_info,
-                          "gpus_end": nvml.snapshot() if env.gpu_expected else {}}
+    report.environment = environment(env)
     return report
+
+
+def environment(env: RunEnv) -> dict[str, Any]:
+    """Where it ran; with which GPUs, counted from what; which GPU the floors are for."""
+    name, source = env.measured_gpu()
+    return {"command": [sys.executable, *sys.argv], "host_mode": env.host_mode,
+            "host_gpus": env.host_gpus, "host_gpus_source": env.host_gpus_source,
+            "cuda_visible_devices": env.visible_devices,
+            "measured_gpu": {"name": name, "source": source} if env.gpu_expected else None,
+            "gpus_start": env.gpu_info,
+            "gpus_end": nvml.snapshot() if env.gpu_expected else {}}
 
 
 def run_env(expect: dict[str, Any], mode: str, visible: bool) -> RunEnv:
     # NCCL says what went wrong only when asked to; its warnings then fail the check.
     os.environ.setdefault("NCCL_DEBUG", "WARN")
     expected = gpu.gpu_expected(mode, visible)
-    host_gpus = int(os.environ.get("NGC_HOST_GPUS") or nvml.device_nodes())
     info = nvml.snapshot() if expected else {}
-    return RunEnv(expect, mode, expected, visible, host_gpus, info, perf.load_document())
+    host_mode = expect.get("host_mode") is True
+    count, source = visibility.expected_gpus(host_mode, os.environ, nvml.device_nodes(), info)
+    return RunEnv(expect, mode, expected, visible, count, info, perf.load_document(),
+                  host_mode=host_mode, host_gpus_source=source,
+                  visible_devices=os.environ.get(visibility.ENV_VAR),
+                  device_zero=visibility.device_zero(info) if expected else UNRESOLVED)
 
 
 def empty_report(mode: str, expected: bool, expect: dict[str, Any] | None = None) -> RunReport:

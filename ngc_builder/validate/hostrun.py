@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from ngc_builder.validate.evidence import parse_report
 RUNNER_SOURCE = Path(runner.__file__).resolve().parent
 RUNNER_NAME = "ngc_runner"  # the name it ships under in images, too
 FACT_KEYS = ("name", "import_name", "distribution")
+_EXTRAS = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\[([^\]]+)\]")
 IMPORT_TIMEOUT_S = 600  # a first `import torch` on a cold network filesystem is slow
 
 
@@ -35,19 +37,55 @@ class FrameworkFacts:
     name: str
     import_name: str | None
     distribution: str | None
+    # Of its own distribution, as the default variant installs it: jax[cuda13] -> ("cuda13",).
+    extras: tuple[str, ...] = ()
 
 
 def framework_facts(folder: Path) -> FrameworkFacts:
     """Read from framework.yaml's top-level scalars without a YAML parser (a bare node has
     none); `ngc-builder check` validates the whole file, and a unit test holds the two equal."""
     found: dict[str, str | None] = {}
-    for line in (folder / "framework.yaml").read_text(encoding="utf-8").splitlines():
+    lines = (folder / "framework.yaml").read_text(encoding="utf-8").splitlines()
+    for line in lines:
         key, colon, rest = line.partition(":")
         if colon and key in FACT_KEYS:
             found[key] = _scalar(rest)
     name = found.get("name") or folder.name
-    return FrameworkFacts(name, found.get("import_name", name),
-                          found.get("distribution", name))
+    distribution = found.get("distribution", name)
+    return FrameworkFacts(name, found.get("import_name", name), distribution,
+                          _own_extras(_default_requirements(lines), distribution))
+
+
+def _default_requirements(lines: list[str]) -> list[str]:
+    """The items of `requirements: default:` written one per line (`- "jax[cuda13]==..."`)."""
+    items: list[str] = []
+    section = ""
+    for line in lines:
+        if line and not line[0].isspace():
+            section = line.split(":", 1)[0]
+        elif section == "requirements" and line.strip() and not line.strip().startswith("#"):
+            stripped = line.strip()
+            if not stripped.startswith("- "):
+                inside = stripped.split(":", 1)[0] == "default"
+            elif inside:
+                items.append(_scalar(stripped[2:]) or "")
+    return items
+
+
+def _own_extras(requirements: list[str], distribution: str | None) -> tuple[str, ...]:
+    if distribution is None:
+        return ()
+    own = _normalized(distribution)
+    extras = set()
+    for item in requirements:
+        match = _EXTRAS.match(item)
+        if match and _normalized(match.group(1)) == own:
+            extras |= {extra.strip() for extra in match.group(2).split(",")}
+    return tuple(sorted(extras))
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _scalar(text: str) -> str | None:
@@ -62,9 +100,12 @@ def probe_modules(folder: Path) -> list[Path]:
 
 
 def host_expect(facts: FrameworkFacts, version: str) -> dict[str, Any]:
+    """host_mode: the environment's CUDA_VISIBLE_DEVICES is its scheduler's choice, not a
+    defect. Extras as the default variant asks them; those not installed here are passed over."""
     return {"image": f"host:{facts.name}", "framework": facts.name, "probe": facts.name,
             "distribution": facts.distribution, "import_name": facts.import_name,
-            "version": version, "gpu_targets": list(DEFAULT_GPU_TARGETS)}
+            "version": version, "gpu_targets": list(DEFAULT_GPU_TARGETS), "host_mode": True,
+            "extras": list(facts.extras)}
 
 
 def candidate_pythons(explicit: str | None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -107,6 +108,9 @@ def test_contexts_carry_pins_runner_and_expectations(write_release: WriteRelease
     assert images["pytorch"].files["requirements.txt"] == b"torch==2.15.0\n"
     assert "ngc_runner/__main__.py" in images["base"].files
     assert b'"version": "0.12.0"' in images["jax"].files["expect/20-framework.json"]
+    # The runner follows the extras the image asked of its framework, and only those.
+    assert json.loads(images["jax"].files["expect/20-framework.json"])["extras"] == ["cuda13"]
+    assert json.loads(images["pytorch"].files["expect/20-framework.json"])["extras"] == []
 
 
 def test_frameworks_build_from_their_stack_image(write_release: WriteRelease) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -59,7 +60,7 @@ def test_a_library_the_framework_ships_under_that_name_is_found(
 def run_with(monkeypatch: pytest.MonkeyPatch, missing: list[tuple[str, str]],
              gpu: bool) -> Any:
     monkeypatch.setattr(linkage, "shared_objects", lambda dists: [Path("/x/a.so")])
-    monkeypatch.setattr(linkage, "distribution_closure", lambda name, skip: [])
+    monkeypatch.setattr(linkage, "distribution_closure", lambda name, skip, extras: [])
     monkeypatch.setattr(linkage, "unresolved", lambda paths: iter(missing))
     env = RunEnv({"framework": "torch", "distribution": "torch"}, "required" if gpu else "none",
                  gpu, gpu)
@@ -91,3 +92,89 @@ def test_the_closure_follows_requirements_and_skips_the_stack() -> None:
     assert "pydantic_core" not in {d.metadata["Name"].lower().replace("-", "_")
                                    for d in skipped}
     assert linkage.shared_objects(linkage.distribution_closure("pydantic", []))  # real files
+
+
+# torch's real chain to numba's TBB layer, and jax's CUDA extra, as Requires-Dist lines.
+METADATA = {
+    "torch": ["networkx>=2.5.1", "filelock", 'opt-einsum>=3.3; extra == "opt-einsum"'],
+    "networkx": ['pandas>=2.0; extra == "default"', 'pytest>=7.2; extra == "test"'],
+    "pandas": ["numpy>=1.26", 'numba>=0.59.0; extra == "performance"'],
+    "numba": ["llvmlite"],
+    "filelock": [],
+    "numpy": [],
+    "jax": ["jaxlib<=0.8.1,>=0.8.1", "ml_dtypes>=0.5.0",
+            'jax-cuda13-plugin[with-cuda]<=0.8.1,>=0.8.1; extra == "cuda13"',
+            "jax-cuda12-plugin[with_cuda]<=0.8.1; extra == 'cuda12'",
+            'jaxlib==0.8.1; extra == "tpu"'],
+    "jaxlib": ["scipy>=1.13", "numpy>=1.26"],
+    "jax-cuda13-plugin": ["jax-cuda13-pjrt==0.8.1",
+                          'nvidia-cublas>=13.1; extra == "with-cuda"'],
+    "jax-cuda13-pjrt": [],
+    "jax-cuda12-plugin": [],
+    "nvidia-cublas": [],
+    "ml-dtypes": ["numpy>=1.21"],
+}
+
+
+def fake_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    def distribution(name: str) -> Any:
+        if name not in METADATA:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return SimpleNamespace(name=name, requires=METADATA[name])
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+
+
+def closure(name: str, extras: list[str], skip: tuple[str, ...] = ()) -> set[str]:
+    return {d.name for d in linkage.distribution_closure(name, skip, extras)}
+
+
+def test_a_dependencys_extras_are_followed_only_when_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_metadata(monkeypatch)
+    # torch asks networkx for no extra: pandas (and numba's TBB layer under it) stay out.
+    assert closure("torch", []) == {"torch", "networkx", "filelock"}
+    assert closure("pandas", ["performance"]) == {"pandas", "numpy", "numba"}
+
+
+def test_the_images_own_extras_are_followed_and_theirs_in_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_metadata(monkeypatch)
+    plain = {"jax", "jaxlib", "ml-dtypes", "numpy"}
+    assert closure("jax", []) == plain
+    # jax[cuda13] -> jax-cuda13-plugin[with-cuda] -> nvidia-cublas; not the cuda12 plugin.
+    assert closure("jax", ["cuda13"]) == plain | {"jax-cuda13-plugin", "jax-cuda13-pjrt",
+                                                  "nvidia-cublas"}
+    assert closure("jax", ["cuda13"], ("nvidia-cublas",)) == plain | {"jax-cuda13-plugin",
+                                                                      "jax-cuda13-pjrt"}
+
+
+def test_requires_dist_lines_parse_into_name_extras_and_marker_extras() -> None:
+    parsed = linkage.parse_requirement(
+        'jax-cuda13-plugin[with_cuda, Extra.Two]<=0.8.1 ; python_version >= "3.11" '
+        'and extra == "CUDA13"')
+    assert parsed == linkage.Requirement("jax-cuda13-plugin", ("with-cuda", "extra-two"),
+                                         frozenset({"cuda13"}))
+    either = linkage.parse_requirement("numba (>=0.59); extra == 'a' or extra == 'b'")
+    assert either is not None and either.only_for == {"a", "b"} and either.extras == ()
+    plain = linkage.parse_requirement('nvidia-nccl-cu13; sys_platform == "linux"')
+    assert plain is not None and plain.only_for == frozenset()
+    assert linkage.parse_requirement("") is None
+
+
+def test_the_check_follows_the_extras_the_image_asked_for(monkeypatch: pytest.MonkeyPatch,
+                                                          ) -> None:
+    asked: list[tuple[str, list[str]]] = []
+
+    def closure_of(name: str, skip: object, extras: list[str]) -> list[Any]:
+        asked.append((name, extras))
+        return []
+
+    monkeypatch.setattr(linkage, "distribution_closure", closure_of)
+    monkeypatch.setattr(linkage, "shared_objects", lambda dists: [])
+    env = RunEnv({"framework": "jax", "distribution": "jax", "extras": ["cuda13"]}, "none",
+                 False, False)
+    assert run_check(CHECK, env).status == "skip"
+    assert asked == [("jax", ["cuda13"])]

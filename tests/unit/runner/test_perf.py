@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from ngc_builder.runner import nvml, perf
+from ngc_builder.runner import gpu, nvml, perf, visibility
 from ngc_builder.runner.perf import Threshold, bus_bandwidth, threshold_for, verdict
 from ngc_builder.runner.report import NO_GPU
-from ngc_builder.runner.suite import Check, RunEnv, run_check
+from ngc_builder.runner.suite import Check, DeviceZero, RunEnv, run_check
 
 pytestmark = pytest.mark.unit
 H100 = "NVIDIA H100 80GB HBM3"
@@ -53,15 +53,23 @@ def test_without_baseline_the_floor_alone_applies_and_without_both_none() -> Non
 
 def test_verdict_reports_both_numbers_on_a_drop() -> None:
     limit = Threshold(604.5, 494.7, 650.0, "26.10")
-    passed, message = verdict("gemm_bf16_tflops", "TFLOP/s", [600.0] * 5, limit)
-    assert not passed
+    status, message = verdict("gemm_bf16_tflops", "TFLOP/s", [600.0] * 5, limit)
+    assert status == "fail"
     assert "median 600" in message and "threshold 604.5" in message and "650" in message
-    assert verdict("gemm_bf16_tflops", "TFLOP/s", [610.0] * 5, limit)[0]
+    assert verdict("gemm_bf16_tflops", "TFLOP/s", [610.0] * 5, limit)[0] == "pass"
 
 
 def test_a_nan_median_never_passes() -> None:
-    assert not verdict("m", "u", [math.nan] * 5, Threshold(None, None, None, None))[0]
-    assert not verdict("m", "u", [math.nan] * 5, Threshold(1.0, 1.0, None, None))[0]
+    assert verdict("m", "u", [math.nan] * 5, Threshold(None, None, None, None))[0] == "fail"
+    assert verdict("m", "u", [math.nan] * 5, Threshold(1.0, 1.0, None, None))[0] == "fail"
+
+
+def test_no_floor_and_no_baseline_is_a_skip_that_says_what_to_add() -> None:
+    status, message = verdict("gemm_bf16_tflops", "TFLOP/s", [700.0] * 5,
+                              Threshold(None, None, None, None), "NVIDIA B200")
+    assert status == "skip"
+    assert message == ("gemm_bf16_tflops median 700 TFLOP/s of 5; no floor or baseline for GPU "
+                       "'NVIDIA B200': add its datasheet peaks to baselines/gpu.json")
 
 
 def test_repeat_discards_warmup_and_needs_five_samples() -> None:
@@ -103,3 +111,56 @@ def test_measure_records_evidence_and_fails_below_threshold(
 def test_measure_is_skipped_without_gpu() -> None:
     result = run_check(measuring_check([1.0] * 7), RunEnv({}, "none", False, False))
     assert result.status == "skip" and result.message == NO_GPU
+
+
+A100 = "NVIDIA A100-SXM4-80GB"
+# A mixed node: NVML (PCI order) lists the A100 first, CUDA's device 0 is the H100.
+MIXED = {"driver": "580.95.05", "gpus": [
+    {"name": A100, "index": 0, "pci_bus_id": "0000:07:00.0"},
+    {"name": H100, "index": 1, "pci_bus_id": "0000:3b:00.0"}]}
+FLOORS = {"floors": {A100: {"gemm_bf16_tflops": 156.0}, H100: {"gemm_bf16_tflops": 494.7}}}
+
+
+def test_the_floor_is_the_one_of_cuda_device_0_not_of_nvml_index_0(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(nvml, "snapshot", lambda: MIXED)
+    monkeypatch.setattr(gpu, "device_zero_bus_id", lambda: "0000:3B:00.0")
+    env = RunEnv({}, "required", True, True, 2, MIXED, FLOORS,
+                 device_zero=visibility.device_zero(MIXED))
+    # 300 TFLOP/s passes an A100's floor, not an H100's.
+    result = run_check(measuring_check([1.0, 1.0] + [300.0] * 5), env)
+    assert result.status == "fail" and "floor 494.7" in result.message
+    measured = result.evidence["measurement"]
+    assert measured["gpu"] == H100 and measured["floor"] == 494.7
+    assert measured["gpu_source"] == "CUDA device 0 is PCI 0000:3b:00.0, NVML index 1"
+
+
+def test_without_cuda_device_0_a_mixed_node_has_no_floor_to_guess(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(nvml, "snapshot", lambda: MIXED)
+    zero = DeviceZero(None, "CUDA device 0 unknown (cuInit returned CUDA driver status 100)")
+    env = RunEnv({}, "required", True, True, 2, MIXED, FLOORS, device_zero=zero)
+    result = run_check(measuring_check([1.0, 1.0] + [300.0] * 5), env)
+    assert result.status == "skip" and "GPU 'unknown GPU'" in result.message
+    assert "status 100" in result.evidence["measurement"]["gpu_source"]
+    single = RunEnv({}, "required", True, True, 1, {"gpus": [MIXED["gpus"][1]]}, FLOORS,
+                    device_zero=zero)
+    assert single.measured_gpu()[0] == H100  # one model only: its floors, whichever GPU
+
+
+def test_a_gpu_without_floor_or_baseline_skips_and_keeps_the_measurement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(nvml, "snapshot", lambda: {"driver": "580.95.05", "gpus": []})
+    info = {"driver": "580.95.05", "gpus": [{"name": "NVIDIA B200", "index": 0}]}
+    env = RunEnv({}, "required", True, True, 1, info, DOCUMENT)
+    result = run_check(measuring_check([1.0, 1.0] + [900.0] * 5), env)
+    assert (result.status, result.fault) == ("skip", None)
+    assert result.message == (
+        "gemm_bf16_tflops median 900 TFLOP/s of 5; no floor or baseline for GPU "
+        "'NVIDIA B200': add its datasheet peaks to baselines/gpu.json")
+    measured = result.evidence["measurement"]
+    assert measured["median"] == 900.0 and measured["gpu"] == "NVIDIA B200"
+    assert measured["threshold"] is None

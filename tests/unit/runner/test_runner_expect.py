@@ -59,9 +59,18 @@ def test_empty_dir_is_bad_input(tmp_path: Path) -> None:
         ('{"libraries": {"cudart": 13}}', "libraries.cudart must be a version string"),
         ('{"libraries": {"cudart": "latest"}}', "not a numeric version"),
         ('{"probe": "../../etc/evil"}', "plain name"),
+        ('{"extras": "cuda13"}', "'extras' must list extra names"),
+        ('{"extras": [""]}', "'extras' must list extra names"),
+        ('{"host_mode": "yes"}', "'host_mode' must be true or false"),
     ],
 )
 def test_invalid_expectations(tmp_path: Path, content: str, match: str) -> None:
     (tmp_path / "00.json").write_text(content, encoding="utf-8")
     with pytest.raises(ExpectError, match=match):
         load_expect(tmp_path)
+
+
+def test_extras_and_host_mode_are_kept(tmp_path: Path) -> None:
+    write(tmp_path, "20-framework.json", {"framework": "jax", "extras": ["cuda13"],
+                                          "host_mode": True})
+    assert load_expect(tmp_path) == {"framework": "jax", "extras": ["cuda13"], "host_mode": True}

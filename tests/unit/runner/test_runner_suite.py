@@ -99,6 +99,25 @@ def test_cpu_fallback_blames_host_only_when_no_gpu_is_visible() -> None:
     assert (hidden.fault, visible.fault) == ("host", "image")
 
 
+def test_an_empty_cuda_visible_devices_is_the_hosts_choice_on_a_host_only() -> None:
+    suite = Suite()
+    suite.check("fw.gpu", tier="T2", needs_gpu=True)(lambda ctx: ctx.cpu_fallback("no devices"))
+    on_host = RunEnv({}, "required", True, True, 0, host_mode=True, visible_devices="")
+    in_image = RunEnv({}, "required", True, True, 8, visible_devices="")
+    host_result = results(suite, on_host)["fw.gpu"]
+    image_result = results(suite, in_image)["fw.gpu"]
+    assert (host_result.status, host_result.fault) == ("fail", "host")
+    assert host_result.message == ("CPU fallback: no devices (CUDA_VISIBLE_DEVICES='' of this "
+                                   "environment hides every GPU)")
+    assert host_result.evidence["cuda_visible_devices"] == ""
+    assert (image_result.status, image_result.fault) == ("fail", "image")
+    assert image_result.message == ("CPU fallback: no devices (CUDA_VISIBLE_DEVICES='' is set "
+                                    "in the image's environment)")
+    # A host that does give this process GPUs: a framework that sees none is at fault.
+    given = RunEnv({}, "required", True, True, 1, host_mode=True, visible_devices="1")
+    assert results(suite, given)["fw.gpu"].fault == "image"
+
+
 def test_requires_skips_dependants_of_a_failed_check() -> None:
     first, second = Suite(), Suite()
     first.check("base", tier="T0")(lambda ctx: ctx.fail("broken"))

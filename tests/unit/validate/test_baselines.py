@@ -48,7 +48,8 @@ def measured(status: str, median: float) -> CheckResult:
 
 
 def test_only_passing_t3_measurements_become_baselines() -> None:
-    report = report_with(measured("pass", 640.0), measured("fail", 10.0),
+    # A skip (a GPU with no floor and no baseline yet) is not recorded either.
+    report = report_with(measured("pass", 640.0), measured("fail", 10.0), measured("skip", 9.0),
                          CheckResult("torch.train_cpu", "T2", "pass", "ok"))
     found = baselines.measurements(report, "pytorch", "26.11")
     assert [(e.median, e.release, e.lineage) for e in found] == [(640.0, "26.11", "pytorch")]

@@ -31,8 +31,8 @@ FRAMEWORKS = sorted(p.parent for p in (REPO / "frameworks").glob("*/framework.ya
 def test_facts_read_without_yaml_equal_the_validated_model(folder: Path) -> None:
     spec, _ = load_model(folder / "framework.yaml", Framework, "framework.yaml")
     facts = framework_facts(folder)
-    assert (facts.name, facts.import_name, facts.distribution) == (
-        spec.name, spec.import_name, spec.distribution)
+    assert (facts.name, facts.import_name, facts.distribution, list(facts.extras)) == (
+        spec.name, spec.import_name, spec.distribution, spec.extras_for("default"))
 
 
 def test_the_named_interpreter_is_the_only_candidate() -> None:
