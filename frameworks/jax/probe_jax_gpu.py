@@ -11,33 +11,98 @@ SEED = 0
 GEMM_SIZE = 8192
 GEMM_CALLS = 10
 # name -> (dtype, matmul precision, tolerance as max |err| / max |ref| against float64).
-# "DEFAULT" precision of an f32 matmul on the GPU is TF32 (10-bit mantissa) on tensor cores.
+# "TF32" is asked for by name (see tf32_precision), never left to what DEFAULT means.
 PRECISIONS = {
     "fp32": ("float32", "HIGHEST", 1e-4),
-    "tf32": ("float32", "DEFAULT", 1e-2),
+    "tf32": ("float32", "TF32", 1e-2),
     "fp16": ("float16", "DEFAULT", 1e-2),
     "bf16": ("bfloat16", "DEFAULT", 4e-2),
 }
+# The tolerance alone would pass plain fp32 as tf32, so TF32 must also show in the error: on an
+# H100 (jax 0.11.2) the matmul gave 2.6e-07 at HIGHEST and 3.1e-04 in TF32.
+TF32_MIN_ERROR = 1e-5
+TF32_MIN_CAPABILITY = (8, 0)  # Ampere: the first tensor cores with TF32
 
 
-def precision_matrix(ctx: Any, device: Any) -> str:
-    import jax
-    import jax.numpy as jnp
+def tf32_precision(jax: Any) -> Any:
+    """TF32 by name: ``DotAlgorithmPreset.TF32_TF32_F32`` (jax 0.4.35+) rounds the inputs to
+    TF32 and accumulates in f32, and fails to compile where the device has no TF32. Older jax
+    has no presets; there ``Precision.DEFAULT`` is what its docs name TF32 on sm_80+ GPUs.
+    ``default_matmul_precision('tensorfloat32')`` would only map to ``Precision.HIGH``."""
+    presets = getattr(jax.lax, "DotAlgorithmPreset", None)
+    return jax.lax.Precision.DEFAULT if presets is None else presets.TF32_TF32_F32
+
+
+def tf32_not_applicable(device: Any) -> str | None:
+    """Why ``device`` has no TF32 to prove, or None when it has (a GPU of sm_80 or later)."""
+    if device.platform != "gpu":
+        return f"no TF32 on {device.platform}: the tf32 row would be fp32"
+    capability = getattr(device, "compute_capability", None)  # "9.0" on CUDA devices
+    parts = str(capability).split(".")
+    if capability is None or len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        return f"compute capability {capability!r} unknown: TF32 neither claimed nor proven"
+    major, minor = int(parts[0]), int(parts[1])
+    if (major, minor) < TF32_MIN_CAPABILITY:
+        return f"sm_{major}{minor} has no TF32 (sm_80 or later)"
+    return None
+
+
+def matmul_operands() -> tuple[Any, Any, Any]:
+    """Two float64 256x256 matrices and their float64 product (the reference)."""
     import numpy as np
 
     a, b = np.random.default_rng(SEED).standard_normal((2, 256, 256))
-    reference = a @ b
-    worst = {}
-    for name, (dtype, precision, tolerance) in PRECISIONS.items():
-        x = jax.device_put(a.astype(np.float32), device).astype(dtype)
-        y = jax.device_put(b.astype(np.float32), device).astype(dtype)
-        out = jnp.matmul(x, y, precision=getattr(jax.lax.Precision, precision))
-        if {d.platform for d in out.devices()} != {device.platform}:
-            ctx.cpu_fallback(f"{name} matmul ran on {out.devices()}, not {device}")
-        worst[name] = ctx.compare(f"{name} matmul on {device}", out, reference, tolerance,
-                                  key=f"{name}.matmul_rel_error")
+    return a, b, a @ b
+
+
+def matmul_row(ctx: Any, device: Any, name: str, operands: tuple[Any, Any, Any]) -> float:
+    import jax
+    import jax.numpy as jnp
+
+    dtype, level, tolerance = PRECISIONS[name]
+    a, b, reference = operands
+    x = jax.device_put(a.astype("float32"), device).astype(dtype)
+    y = jax.device_put(b.astype("float32"), device).astype(dtype)
+    precision = tf32_precision(jax) if level == "TF32" else getattr(jax.lax.Precision, level)
+    ctx.evidence(f"{name}.precision", str(precision))
+    out = jnp.matmul(x, y, precision=precision)
+    if {d.platform for d in out.devices()} != {device.platform}:
+        ctx.cpu_fallback(f"{name} matmul ran on {out.devices()}, not {device}")
+    return float(ctx.compare(f"{name} matmul on {device}", out, reference, tolerance,
+                             key=f"{name}.matmul_rel_error"))
+
+
+def check_tf32_used(ctx: Any, error: float, device: Any) -> None:
+    """Fail unless the tf32 matmul shows TF32's rounding: an fp32-exact result means TF32 off."""
+    ctx.evidence("tf32.min_matmul_error", TF32_MIN_ERROR)
+    if error < TF32_MIN_ERROR:
+        ctx.fail(f"TF32 is off on {device}: the tf32 matmul max rel error {error:.1e} is fp32's "
+                 f"(TF32 gives >= {TF32_MIN_ERROR:g}) although TF32 was asked for")
+
+
+def precision_matrix(ctx: Any, device: Any) -> str:
+    """The matmul in each precision on ``device`` against float64; on a GPU with TF32 the tf32
+    row must also show TF32's rounding, elsewhere it is left out."""
+    operands = matmul_operands()
+    no_tf32 = tf32_not_applicable(device)
+    worst, notes = {}, []
+    for name in PRECISIONS:
+        if name == "tf32" and no_tf32 is not None:
+            ctx.evidence("tf32", f"not applicable: {no_tf32}")
+            notes.append(f"tf32 not applicable ({no_tf32})")
+            continue
+        worst[name] = matmul_row(ctx, device, name, operands)
+        if name == "tf32":
+            check_tf32_used(ctx, worst[name], device)
     return "matmul max rel error vs float64: " + ", ".join(
-        f"{name} {error:.1e} (<= {PRECISIONS[name][2]:g})" for name, error in worst.items())
+        [row_summary(name, error) for name, error in worst.items()] + notes)
+
+
+def row_summary(name: str, error: float) -> str:
+    tolerance = PRECISIONS[name][2]
+    if name == "tf32":
+        return f"tf32 {error:.1e} (TF32 used: >= {TF32_MIN_ERROR:g}; <= {tolerance:g})"
+    return f"{name} {error:.1e} (<= {tolerance:g})"
 
 
 def device_count(ctx: Any, devices: list[Any]) -> str:

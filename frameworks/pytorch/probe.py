@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from probe_pytorch_autotune import gpu_cudnn_benchmark
 from probe_pytorch_bench import (
     all_reduce_bus_bandwidth,
     device_copy,
@@ -18,7 +19,7 @@ from probe_pytorch_bench import (
     gemm_fp16,
     gemm_tf32,
 )
-from probe_pytorch_gpu import gpu_amp_step, gpu_cudnn_benchmark, gpu_cudnn_conv, gpu_tensor_op
+from probe_pytorch_gpu import gpu_amp_step, gpu_cudnn_conv, gpu_tensor_op
 from probe_pytorch_lib import (
     CONV_CASES,
     F32_TOLERANCE,

@@ -39,31 +39,6 @@ def gpu_cudnn_conv(ctx: Any) -> str:
     return f"cuDNN {version}: conv fwd/bwd GPU vs CPU max rel error {error:.2e}"
 
 
-def gpu_cudnn_benchmark(ctx: Any) -> str:
-    """``cudnn.benchmark=True``: the first call autotunes, the second reuses the cached algo.
-
-    cuDNN's forward algorithms are all deterministic, so both forwards must be bit-identical;
-    backward algorithms may use atomics, so gradients are held to the float64 reference only.
-    """
-    torch = require_cuda(ctx)
-    version = cudnn_version(ctx, torch)
-    saved = torch.backends.cudnn.benchmark
-    torch.backends.cudnn.benchmark = True
-    try:
-        with no_tf32(torch):
-            first = conv_fwd_bwd(torch, "cuda")
-            second = conv_fwd_bwd(torch, "cuda")
-        torch.cuda.synchronize()
-    finally:
-        torch.backends.cudnn.benchmark = saved
-    if not torch.equal(first[0], second[0]):
-        diff = (first[0] - second[0]).abs().max().item()
-        ctx.fail(f"autotuned conv: two runs differ (max |diff| {diff:.3g})")
-    reference = conv_fwd_bwd(torch, "cpu", dtype=torch.float64)
-    error = compare_parts(ctx, "benchmark_vs_f64", second, reference, CUDNN_TOLERANCE)
-    return f"cuDNN {version} benchmark mode: 2 runs bit-identical, vs f64 max rel error {error:.2e}"
-
-
 def gpu_amp_step(ctx: Any) -> str:
     torch = require_cuda(ctx)
     return train(ctx, "cuda", amp_dtype=torch.float16)

@@ -117,16 +117,34 @@ def require_cuda(ctx: Any) -> Any:
     return torch
 
 
+def new_tf32_api(torch: Any) -> bool:
+    """PyTorch 2.9+ sets TF32 per backend and op through ``fp32_precision`` ("tf32"/"ieee").
+    There the legacy ``allow_tf32`` flags warn, and reading one raises a "mix of legacy and new
+    APIs" RuntimeError once anything set ``fp32_precision``: feature-detected, never by version,
+    so a backport or a build from main is judged by what it has."""
+    conv = getattr(torch.backends.cudnn, "conv", None)
+    return hasattr(torch.backends.cuda.matmul, "fp32_precision") and hasattr(
+        conv, "fp32_precision")
+
+
 @contextlib.contextmanager
 def tf32_mode(torch: Any, enabled: bool) -> Iterator[None]:
-    """TF32 (10-bit mantissa on tensor cores) for fp32 matmul and conv, on or off meanwhile."""
+    """TF32 (10-bit mantissa on tensor cores) for fp32 matmul and conv, on or off meanwhile;
+    the previous settings come back afterwards. One API only: the two are never mixed."""
     backends = torch.backends
-    saved = (backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32)
-    backends.cuda.matmul.allow_tf32 = backends.cudnn.allow_tf32 = enabled
+    if new_tf32_api(torch):
+        switches, name = (backends.cuda.matmul, backends.cudnn.conv), "fp32_precision"
+        value: object = "tf32" if enabled else "ieee"
+    else:
+        switches, name, value = (backends.cuda.matmul, backends.cudnn), "allow_tf32", enabled
+    saved = [getattr(switch, name) for switch in switches]
+    for switch in switches:
+        setattr(switch, name, value)
     try:
         yield
     finally:
-        backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32 = saved
+        for switch, previous in zip(switches, saved, strict=True):
+            setattr(switch, name, previous)
 
 
 def no_tf32(torch: Any) -> contextlib.AbstractContextManager[None]:
@@ -160,6 +178,9 @@ CONV_CASES = {"conv": (1, 1), "dilated_conv": (2, 2)}  # name -> (dilation, padd
 CONV_PARTS = ("forward", "grad_input", "grad_weight")
 
 
+CONV_SHAPES = ((4, 3, 32, 32), (8, 3, 3, 3))  # (input NCHW, weight OIHW) of conv_fwd_bwd
+
+
 def conv_fwd_bwd(
     torch: Any,
     device: str,
@@ -167,6 +188,7 @@ def conv_fwd_bwd(
     padding: int = 2,
     dtype: Any = None,
     explicit: bool = False,
+    shapes: tuple[tuple[int, ...], tuple[int, ...]] = CONV_SHAPES,
 ) -> tuple[Any, Any, Any]:
     """Output, input grad and weight grad of one conv (dilated by default: a distinct cuDNN
     algo). ``explicit`` spells the dilation out as a zero-filled kernel run undilated: an
@@ -174,8 +196,9 @@ def conv_fwd_bwd(
     so a float64 run is an exact-input reference for the float32 one."""
     generator = torch.Generator().manual_seed(SEED)
     dtype = torch.float32 if dtype is None else dtype
-    x = torch.randn(4, 3, 32, 32, generator=generator).to(device, dtype).requires_grad_()
-    w = torch.randn(8, 3, 3, 3, generator=generator).to(device, dtype).requires_grad_()
+    x_shape, w_shape = shapes
+    x = torch.randn(x_shape, generator=generator).to(device, dtype).requires_grad_()
+    w = torch.randn(w_shape, generator=generator).to(device, dtype).requires_grad_()
     kernel = dilate(w, dilation) if explicit else w
     out = torch.nn.functional.conv2d(
         x, kernel, padding=padding, dilation=1 if explicit else dilation

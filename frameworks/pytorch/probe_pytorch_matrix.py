@@ -4,6 +4,7 @@ same code runs on the CPU in the framework tests (no GPU there) and on the GPU h
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from probe_pytorch_lib import SEED, require_cuda, tf32_mode
@@ -17,30 +18,90 @@ PRECISIONS = {
     "fp16": ("float16", False, 1e-2),
     "bf16": ("bfloat16", False, 4e-2),
 }
+# The tolerance alone would pass plain fp32 as tf32, so TF32 must also show in the error: on an
+# H100 the matmul gave 2.5e-07 in fp32 and 2.8e-04 in TF32, 2.5e-07 again with TF32 forced off
+# (NVIDIA_TF32_OVERRIDE=0). cuDNN treats TF32 as a permission and may pick an fp32 kernel for a
+# small conv (it did for this one on that H100, cuDNN 9.19), so only the matmul is held to it.
+TF32_MIN_ERROR = 1e-5
+TF32_MIN_CAPABILITY = (8, 0)  # Ampere: the first tensor cores with TF32
 DATALOADER_WORKERS = 2
 
 
-def precision_matrix(ctx: Any, torch: Any, device: str) -> str:
-    """matmul and conv in each precision on ``device`` against a float64 CPU reference."""
+def tf32_not_applicable(torch: Any, device: str) -> str | None:
+    """Why ``device`` has no TF32 to prove, or None when it has (a GPU of sm_80 or later)."""
+    if torch.device(device).type != "cuda":
+        return f"no TF32 on {device}: the tf32 row would be fp32"
+    capability = tuple(torch.cuda.get_device_capability(torch.device(device)))
+    if capability < TF32_MIN_CAPABILITY:
+        return f"sm_{capability[0]}{capability[1]} has no TF32 (sm_80 or later)"
+    return None
+
+
+def check_tf32_used(ctx: Any, errors: dict[str, float], device: str) -> None:
+    """Fail unless the tf32 matmul shows TF32's rounding: an fp32-exact result means TF32 off."""
+    ctx.evidence("tf32.min_matmul_error", TF32_MIN_ERROR)
+    ctx.evidence("tf32.conv_used_tf32", errors["conv"] >= TF32_MIN_ERROR)
+    ctx.evidence("NVIDIA_TF32_OVERRIDE", os.environ.get("NVIDIA_TF32_OVERRIDE"))
+    if errors["matmul"] < TF32_MIN_ERROR:
+        ctx.fail(f"TF32 is off on {device}: the tf32 matmul max rel error {errors['matmul']:.1e} "
+                 f"is fp32's (TF32 gives >= {TF32_MIN_ERROR:g}); check NVIDIA_TF32_OVERRIDE "
+                 "and that torch honours its TF32 switch")
+
+
+def matrix_inputs(torch: Any) -> tuple[dict[str, tuple[Any, Any]], dict[str, Any]]:
+    """Float64 CPU operands of the matmul and the conv, and their float64 results."""
     generator = torch.Generator().manual_seed(SEED)
     a, b = torch.randn(2, 256, 256, generator=generator, dtype=torch.float64)
     x = torch.randn(4, 8, 16, 16, generator=generator, dtype=torch.float64)
     w = torch.randn(8, 8, 3, 3, generator=generator, dtype=torch.float64)
     conv = torch.nn.functional.conv2d
-    references = {"matmul": a @ b, "conv": conv(x, w, padding=1)}
-    worst = {}
-    for name, (dtype_name, tf32, tolerance) in PRECISIONS.items():
-        dtype = getattr(torch, dtype_name)
-        with tf32_mode(torch, tf32):
-            results = {"matmul": a.to(device, dtype) @ b.to(device, dtype),
-                       "conv": conv(x.to(device, dtype), w.to(device, dtype), padding=1)}
-        for op, result in results.items():
-            if result.device.type != torch.device(device).type:
-                ctx.cpu_fallback(f"{name} {op} ran on {result.device}, not {device}")
-            error = ctx.compare(f"{name}.{op}", result, references[op], tolerance)
-            worst[name] = max(worst.get(name, 0.0), error)
+    return {"matmul": (a, b), "conv": (x, w)}, {"matmul": a @ b, "conv": conv(x, w, padding=1)}
+
+
+def precision_row(
+    ctx: Any, torch: Any, device: str, name: str, operands: dict[str, tuple[Any, Any]],
+    references: dict[str, Any],
+) -> dict[str, float]:
+    """One row of the matrix on ``device``: each op's error against float64."""
+    dtype_name, tf32, tolerance = PRECISIONS[name]
+    dtype = getattr(torch, dtype_name)
+    (a, b), (x, w) = operands["matmul"], operands["conv"]
+    with tf32_mode(torch, tf32):
+        results = {"matmul": a.to(device, dtype) @ b.to(device, dtype),
+                   "conv": torch.nn.functional.conv2d(
+                       x.to(device, dtype), w.to(device, dtype), padding=1)}
+    errors = {}
+    for op, result in results.items():
+        if result.device.type != torch.device(device).type:
+            ctx.cpu_fallback(f"{name} {op} ran on {result.device}, not {device}")
+        errors[op] = ctx.compare(f"{name}.{op}", result, references[op], tolerance)
+    return errors
+
+
+def precision_matrix(ctx: Any, torch: Any, device: str) -> str:
+    """matmul and conv in each precision on ``device`` against a float64 CPU reference; on a
+    GPU with TF32 the tf32 row must also show TF32's rounding, elsewhere it is left out."""
+    operands, references = matrix_inputs(torch)
+    no_tf32 = tf32_not_applicable(torch, device)
+    worst, notes = {}, []
+    for name in PRECISIONS:
+        if name == "tf32" and no_tf32 is not None:
+            ctx.evidence("tf32", f"not applicable: {no_tf32}")
+            notes.append(f"tf32 not applicable ({no_tf32})")
+            continue
+        errors = precision_row(ctx, torch, device, name, operands, references)
+        if name == "tf32":
+            check_tf32_used(ctx, errors, device)
+        worst[name] = max(errors.values())
     return "max rel error vs float64: " + ", ".join(
-        f"{name} {error:.1e} (<= {PRECISIONS[name][2]:g})" for name, error in worst.items())
+        [row_summary(name, error) for name, error in worst.items()] + notes)
+
+
+def row_summary(name: str, error: float) -> str:
+    tolerance = PRECISIONS[name][2]
+    if name == "tf32":
+        return f"tf32 {error:.1e} (TF32 used: matmul >= {TF32_MIN_ERROR:g}; <= {tolerance:g})"
+    return f"{name} {error:.1e} (<= {tolerance:g})"
 
 
 class _Squares:
