@@ -109,7 +109,7 @@ def device_count(ctx: Any, devices: list[Any]) -> str:
     ctx.evidence("devices", [f"{d} ({d.device_kind})" for d in devices])
     if len(devices) != ctx.host_gpus:
         ctx.fail(f"jax sees {len(devices)} GPU(s), the host passed {ctx.host_gpus} "
-                 "(CUDA_VISIBLE_DEVICES set in the image?)")
+                 f"({ctx.gpu_count_hint()})")
     return f"jax sees all {len(devices)} GPU(s): {devices[0].device_kind}"
 
 

@@ -143,7 +143,7 @@ def gpu_device_count(ctx: Any) -> str:
     ctx.evidence("devices", names)
     if count != ctx.host_gpus:
         ctx.fail(f"torch sees {count} GPU(s), the host passed {ctx.host_gpus} "
-                 "(CUDA_VISIBLE_DEVICES set in the image?)")
+                 f"({ctx.gpu_count_hint()})")
     return f"torch sees all {count} GPU(s): {', '.join(names)}"
 
 

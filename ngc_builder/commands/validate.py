@@ -83,7 +83,7 @@ def validate_host_command(options: ValidateHostOptions) -> int:
     load_model(folder / "framework.yaml", Framework, str(folder / "framework.yaml"))
     lineage = f"host-{folder.name}"
     run = run_framework(folder, options.python, options.version, gpu_mode(),
-                        baseline_document(baselines, lineage))
+                        baseline_document(baselines, lineage), skip_absent=False)
     report, stderr = run.report, run.stderr
     write_reports(report, options.out, lineage, f"host:{run.python}", stderr)
     if baselines is not None and baselines.record_as is not None and report.verdict == "pass":

@@ -58,11 +58,14 @@ def framework_folder(root: Path, name: str) -> Path:
 
 
 def run_framework(folder: Path, python: str | None, version: str | None, gpu_mode: str,
-                  baselines: dict[str, Any] | None) -> HostRun:
-    """`python` None: the first interpreter that imports the framework, else a skip."""
+                  baselines: dict[str, Any] | None, skip_absent: bool = True) -> HostRun:
+    """`python` None: the first interpreter that imports the framework. Where none does, a
+    skip; unless `skip_absent` is off and an interpreter was named (the user asked for that
+    framework in that environment: its import failure is the answer)."""
     facts = framework_facts(folder)
     candidates = candidate_pythons(python)
-    chosen = python or importing_python(facts.import_name or "", candidates)
+    named = python if python and not skip_absent else None
+    chosen = named or importing_python(facts.import_name or "", candidates)
     if chosen is None:
         return HostRun(facts.name, None, not_installed(facts.name, facts.import_name,
                                                        candidates, gpu_mode))

@@ -109,3 +109,9 @@ def test_a_drop_below_the_baseline_fails_with_both_numbers(tmp_path: Path) -> No
     gemm = checks["torch.bench.gemm_bf16"]
     assert gemm["status"] == "skip" and "no floor or baseline" in gemm["message"]
     assert checks["gpu.device_count"]["status"] == "pass"
+    assert checks["torch.gpu.device_count"]["status"] == "pass"
+    environment = document["frameworks"]["pytorch"]["environment"]
+    assert environment["host_gpus"] == 1
+    assert environment["host_gpus_source"].startswith("CUDA_VISIBLE_DEVICES='0'")
+    # CUDA device 0 was matched to its NVML entry by PCI bus id, not assumed.
+    assert "NVML index" in environment["measured_gpu"]["source"]

@@ -145,3 +145,17 @@ def test_benchmark_shapes_are_new_to_cudnns_cache(
     torch = FakeTorch()  # one process, one plan cache: a repeated shape would fail the 2nd run
     for _ in range(2):
         assert benchmark_check(autotune, torch, monkeypatch).status == "pass"
+
+
+@pytest.mark.parametrize(("host_mode", "status"), [(True, "skip"), (False, "fail")])
+def test_a_missing_onnx_stack_is_a_skip_on_a_host_and_a_failure_in_an_image(
+        load_probe: LoadProbe, monkeypatch: pytest.MonkeyPatch, host_mode: bool,
+        status: str) -> None:
+    from ngc_builder.runner.suite import Check, RunEnv, run_check
+
+    probe = load_probe("pytorch", "probe")
+    monkeypatch.setitem(sys.modules, "torch", FakeTorch())
+    monkeypatch.setitem(sys.modules, "onnx", None)  # None in sys.modules: ImportError
+    env = RunEnv({}, "none", False, False, 0, host_mode=host_mode)
+    result = run_check(Check("torch.onnx_export", "T2", False, probe.onnx_export), env)
+    assert result.status == status and "onnxruntime" in result.message
