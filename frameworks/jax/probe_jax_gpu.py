@@ -18,9 +18,8 @@ PRECISIONS = {
     "fp16": ("float16", "DEFAULT", 1e-2),
     "bf16": ("bfloat16", "DEFAULT", 4e-2),
 }
-# The tolerance alone would pass plain fp32 as tf32, so TF32 must also show in the error: on an
+# The tf32 row must also show TF32's rounding (ctx.precision_matrix holds it to that): on an
 # H100 (jax 0.11.2) the matmul gave 2.6e-07 at HIGHEST and 3.1e-04 in TF32.
-TF32_MIN_ERROR = 1e-5
 TF32_MIN_CAPABILITY = (8, 0)  # Ampere: the first tensor cores with TF32
 
 
@@ -72,37 +71,17 @@ def matmul_row(ctx: Any, device: Any, name: str, operands: tuple[Any, Any, Any])
                              key=f"{name}.matmul_rel_error"))
 
 
-def check_tf32_used(ctx: Any, error: float, device: Any) -> None:
-    """Fail unless the tf32 matmul shows TF32's rounding: an fp32-exact result means TF32 off."""
-    ctx.evidence("tf32.min_matmul_error", TF32_MIN_ERROR)
-    if error < TF32_MIN_ERROR:
-        ctx.fail(f"TF32 is off on {device}: the tf32 matmul max rel error {error:.1e} is fp32's "
-                 f"(TF32 gives >= {TF32_MIN_ERROR:g}) although TF32 was asked for")
-
-
 def precision_matrix(ctx: Any, device: Any) -> str:
     """The matmul in each precision on ``device`` against float64; on a GPU with TF32 the tf32
     row must also show TF32's rounding, elsewhere it is left out."""
     operands = matmul_operands()
-    no_tf32 = tf32_not_applicable(device)
-    worst, notes = {}, []
-    for name in PRECISIONS:
-        if name == "tf32" and no_tf32 is not None:
-            ctx.evidence("tf32", f"not applicable: {no_tf32}")
-            notes.append(f"tf32 not applicable ({no_tf32})")
-            continue
-        worst[name] = matmul_row(ctx, device, name, operands)
-        if name == "tf32":
-            check_tf32_used(ctx, worst[name], device)
-    return "matmul max rel error vs float64: " + ", ".join(
-        [row_summary(name, error) for name, error in worst.items()] + notes)
 
+    def row(name: str) -> tuple[float, float]:
+        error = matmul_row(ctx, device, name, operands)
+        return error, error
 
-def row_summary(name: str, error: float) -> str:
-    tolerance = PRECISIONS[name][2]
-    if name == "tf32":
-        return f"tf32 {error:.1e} (TF32 used: >= {TF32_MIN_ERROR:g}; <= {tolerance:g})"
-    return f"{name} {error:.1e} (<= {tolerance:g})"
+    tolerances = {name: spec[2] for name, spec in PRECISIONS.items()}
+    return ctx.precision_matrix(str(device), tolerances, row, tf32_not_applicable(device))
 
 
 def device_count(ctx: Any, devices: list[Any]) -> str:

@@ -186,6 +186,30 @@ class Context:
         error = self.compare(what, actual, reference, tolerance, key="rel_error")
         return numeric.within(what, error, tolerance)
 
+    def precision_matrix(self, device: str, tolerances: dict[str, float],
+                         row: Callable[[str], tuple[float, float]], no_tf32: str | None) -> str:
+        """Each precision's row on ``device``: ``row(name)`` gives its worst error against
+        float64 and the error that shows TF32 (a matmul's). Where TF32 applies (``no_tf32`` is
+        None) the tf32 row must show TF32's rounding: an fp32-exact result means TF32 is off;
+        elsewhere the row is left out, with the reason."""
+        worst, notes = {}, []
+        for name in tolerances:
+            if name == "tf32" and no_tf32 is not None:
+                self.evidence("tf32", f"not applicable: {no_tf32}")
+                notes.append(f"tf32 not applicable ({no_tf32})")
+                continue
+            worst[name], telling = row(name)
+            if name == "tf32":
+                self._require_tf32(device, telling)
+        return numeric.precision_summary(worst, tolerances, notes)
+
+    def _require_tf32(self, device: str, error: float) -> None:
+        self.evidence("tf32.min_matmul_error", numeric.TF32_MIN_ERROR)
+        if error < numeric.TF32_MIN_ERROR:
+            self.fail(f"TF32 is off on {device}: the tf32 matmul max rel error {error:.1e} is "
+                      f"fp32's (TF32 gives >= {numeric.TF32_MIN_ERROR:g}) although TF32 was "
+                      "asked for; check NVIDIA_TF32_OVERRIDE and the framework's TF32 switch")
+
     @staticmethod
     def regression_data(
         features: int = 8, samples: int = 64, seed: int = 0

@@ -38,7 +38,7 @@ def test_tf32_row_passes_when_tf32_rounds(matrix: ModuleType) -> None:
     result = matrix_on(matrix, FakeTorch())
     assert result.status == "pass", result.message
     assert "tf32 2.8e-04 (TF32 used" in result.message
-    assert result.evidence["tf32.conv_used_tf32"] is True
+    assert result.evidence["tf32.conv_error"] > 1e-5  # the fake rounds its conv too
 
 
 def test_tf32_row_equal_to_fp32_fails_naming_tf32_off(matrix: ModuleType) -> None:
