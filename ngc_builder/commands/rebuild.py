@@ -11,11 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.build import packages
 from ngc_builder.clock import now
 from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.records import archive
-from ngc_builder.records.record import load_record, record_path
+from ngc_builder.records.notes import image_diff
+from ngc_builder.records.record import ReleaseRecord, load_record, record_path
 
 
 @dataclass(frozen=True)
@@ -53,24 +55,47 @@ def rebuild_command(options: RebuildOptions,
             build_dir=options.build_dir / f"rebuild-{release}", jobs=options.jobs,
             reuse_published=not options.fresh, as_json=options.as_json))
         _forget(root, tree)
-    _note_moves(options, archived, clock)
+    check = _note_moves(options, archived, clock)
+    if code == 0 and check is not None and check.differences:
+        return 1  # built, but not the package sets that were archived
     return code
 
 
 def _note_moves(options: RebuildOptions, archived: archive.ArchivedRelease,
-                clock: Callable[[], str]) -> None:
-    """Every image whose digest the rebuild changed, noted in the archive and printed."""
+                clock: Callable[[], str]) -> archive.PackageCheck | None:
+    """Every image whose digest the rebuild changed, and the package sets against the
+    archived ones, noted in the archive and printed."""
     release, archive_dir = options.release, options.archive_dir
     record = load_record(record_path(options.build_dir / f"rebuild-{release}", release))
-    if record is not None:
-        moves = [{"image": name, "old": archived.images[name].digest or "",
-                  "new": image.push.digest or "", "at": clock()}
-                 for name, image in record.images.items()
-                 if name in archived.images and image.push.digest
-                 and image.push.digest != archived.images[name].digest]
-        archive.note_rebuild(archive_dir, release, moves)
-        for move in moves:
-            print(f"{move['image']}: {move['old']} -> {move['new']}")
+    if record is None:
+        return None
+    moves = [{"image": name, "old": archived.images[name].digest or "",
+              "new": image.push.digest or "", "at": clock()}
+             for name, image in record.images.items()
+             if name in archived.images and image.push.digest
+             and image.push.digest != archived.images[name].digest]
+    check = package_check(options.archive_dir, record, clock())
+    archive.note_rebuild(archive_dir, release, moves, check)
+    for move in moves:
+        print(f"{move['image']}: {move['old']} -> {move['new']}")
+    print(f"packages: {len(check.images)} images against archive {release}: "
+          + ("identical" if not check.differences else "DIFFERENT"))
+    for line in check.differences:
+        print(line)
+    return check
+
+
+def package_check(archive_dir: Path, record: ReleaseRecord, at: str) -> archive.PackageCheck:
+    """Each rebuilt image's pip and dpkg packages against its archived manifest."""
+    compared, differences = [], []
+    for name, image in record.images.items():
+        archived = archive.packages_of(archive_dir, record.release, name)
+        rebuilt = Path(image.build.packages) if image.build.packages else None
+        if archived is None or rebuilt is None or not rebuilt.is_file():
+            continue
+        compared.append(name)
+        differences += image_diff(name, packages.load(archived), packages.load(rebuilt))
+    return archive.PackageCheck(at=at, images=compared, differences=differences)
 
 
 def checkout_revision(root: Path, revision: str | None, target: Path) -> Path:

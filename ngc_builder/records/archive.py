@@ -26,12 +26,21 @@ class ArchivedImage(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
+class PackageCheck(BaseModel):
+    """A rebuild's pip and dpkg package sets held against the archived ones."""
+
+    at: str
+    images: list[str]  # compared: rebuilt, and archived with a package manifest
+    differences: list[str] = Field(default_factory=list)  # one line per image and kind
+
+
 class ArchivedRelease(BaseModel):
     release: str
     registry: str
     revision: str | None = None
     images: dict[str, ArchivedImage] = Field(default_factory=dict)
     rebuilds: list[dict[str, str]] = Field(default_factory=list)
+    package_checks: list[PackageCheck] = Field(default_factory=list)
 
 
 def release_dir(archive: Path, release: str) -> Path:
@@ -57,7 +66,8 @@ def write(archive: Path, manifest: Path, record: ReleaseRecord) -> Path:
     revisions = {i.labels.get("org.opencontainers.image.revision") for i in images.values()}
     archived = ArchivedRelease(release=record.release, registry=record.registry,
                                revision=next(iter(revisions - {None}), None), images=images,
-                               rebuilds=previous.rebuilds if previous else [])
+                               rebuilds=previous.rebuilds if previous else [],
+                               package_checks=previous.package_checks if previous else [])
     write_atomic(target / "release.json", archived.model_dump_json(indent=2) + "\n")
     return target
 
@@ -87,10 +97,13 @@ def packages_of(archive: Path, release: str, image: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def note_rebuild(archive: Path, release: str, moves: list[dict[str, str]]) -> None:
+def note_rebuild(archive: Path, release: str, moves: list[dict[str, str]],
+                 check: PackageCheck | None = None) -> None:
     archived = load(archive, release)
     if archived is None:
         return
     archived.rebuilds.extend(moves)
+    if check is not None:
+        archived.package_checks.append(check)
     path = release_dir(archive, release) / "release.json"
     write_atomic(path, json.dumps(archived.model_dump(), indent=2) + "\n")

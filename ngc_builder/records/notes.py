@@ -57,6 +57,7 @@ def release_notes(loaded: LoadedRelease, record: ReleaseRecord, archive_dir: Pat
              *_lock_lines(loaded, archive_dir, previous), "",
              "Built images against the archived ones (pip and dpkg, as recorded at build time):",
              "", *_diff_lines(record, archive_dir, previous), "", *_forced_lines(record),
+             *rebuild_lines(archive_dir, record.release),
              "## Package manifests (recorded at build time)", ""]
     for name, image in record.images.items():
         lines += _manifest_lines(name, image)
@@ -107,12 +108,13 @@ def _diff_lines(record: ReleaseRecord, archive_dir: Path, previous: str | None) 
         if old is None:
             lines.append(f"- **{name}**: new in this release")
             continue
-        lines += _image_diff(name, packages.load(old), packages.load(Path(image.build.packages)))
+        lines += image_diff(name, packages.load(old), packages.load(Path(image.build.packages)))
     return lines or ["No package changed."]
 
 
-def _image_diff(name: str, before: dict[str, dict[str, str]],
-                after: dict[str, dict[str, str]]) -> list[str]:
+def image_diff(name: str, before: dict[str, dict[str, str]],
+               after: dict[str, dict[str, str]]) -> list[str]:
+    """One line per package kind (pip, dpkg) that differs: added, removed, changed."""
     lines = []
     for kind in ("pip", "dpkg"):
         change = packages.diff(before[kind], after[kind])
@@ -124,6 +126,21 @@ def _image_diff(name: str, before: dict[str, dict[str, str]],
         if not change.empty:
             lines.append(f"- **{name}** ({kind}): " + "; ".join(p for p in parts if p))
     return lines
+
+
+def rebuild_lines(archive_dir: Path, release: str) -> list[str]:
+    """Each `rebuild` of this release: its package sets against the archived ones."""
+    archived = archive.load(archive_dir, release)
+    if archived is None or not archived.package_checks:
+        return []
+    lines = ["## Rebuilds", ""]
+    for check in archived.package_checks:
+        verdict = ("pip and dpkg package sets identical to the archive"
+                   if not check.differences else "package sets differ from the archive:")
+        lines.append(f"- {check.at}: {len(check.images)} images rebuilt from the archived "
+                     f"manifest and lock; {verdict}")
+        lines += [f"  {line}" for line in check.differences]
+    return [*lines, ""]
 
 
 def _forced_lines(record: ReleaseRecord) -> list[str]:

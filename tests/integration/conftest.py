@@ -3,11 +3,13 @@ engine and registry that `make engine` (ci/setup-engine.sh) starts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +82,31 @@ def docker_client() -> Any:
 
     connect()  # a clear error when no engine answers
     return docker.from_env(timeout=900)
+
+
+# Kept after a session: OS bases (minutes to bootstrap) and keyed builds (`ngc-builder
+# release` adopts a local image of the same content key on the next run).
+KEPT_PREFIXES = ("ngc-local/",)
+THROWAWAY_PREFIXES = ("ngc-local/os-test:", "ngc-local/os-repro-test:")
+
+
+def throwaway(tag: str) -> bool:
+    """A tag the tests made for themselves: a release under a random namespace, a test ref."""
+    return tag.startswith(THROWAWAY_PREFIXES) or not tag.startswith(KEPT_PREFIXES)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def test_images_removed() -> Iterator[None]:
+    """Each session leaves the engine's tags as it found them, keyed builds aside: a day of
+    `make test` runs left 90 throwaway tags on this machine (ci-, pub-, cred-, lock-, team-,
+    faults- namespaces), each pinning its layers."""
+    client = docker.from_env(timeout=900)
+    before = {tag for image in client.images.list() for tag in image.tags}
+    yield
+    added = {tag for image in client.images.list() for tag in image.tags} - before
+    for tag in sorted(filter(throwaway, added)):
+        with contextlib.suppress(docker.errors.APIError):
+            client.images.remove(tag)
 
 
 @pytest.fixture(scope="session")

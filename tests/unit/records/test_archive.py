@@ -186,7 +186,7 @@ def test_rebuild_notes_only_the_digests_that_changed(
     assert run_rebuild(fake, archived, tmp_path) == 1
     # base kept its digest, jax has none, newcomer was never archived, cuda-cu13 not rebuilt.
     assert release_json(archived)["rebuilds"] == [move("pytorch", OLD, NEW)]
-    assert capsys.readouterr().out.splitlines() == [f"pytorch: {OLD} -> {NEW}"]
+    assert capsys.readouterr().out.splitlines()[0] == f"pytorch: {OLD} -> {NEW}"
 
 
 def test_rebuild_runs_forced_from_the_archived_manifest_and_revision(
@@ -242,3 +242,48 @@ def test_rebuild_of_a_release_never_archived_is_an_input_error(
     assert "release 26.11 was never archived" in problem.message
     assert fake.options == []
     assert not (tmp_path / "archive").exists()
+
+
+# rebuild_command: the package sets against the archived ones ----------------------------------
+
+
+def with_packages(record: ReleaseRecord, folder: Path, pip: dict[str, str]) -> ReleaseRecord:
+    """Each image of `record` with a package manifest listing `pip` and one dpkg package."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, image in record.images.items():
+        path = folder / f"{name}.packages.json"
+        path.write_text(json.dumps({"pip": pip, "dpkg": {"libc6": "2.41-12"}}), "utf-8")
+        image.build.packages = str(path)
+    return record
+
+
+def test_a_rebuild_with_the_archived_packages_says_identical(
+    write_release: WriteRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ngc_builder.records.notes import rebuild_lines
+
+    root = tmp_path / "archive"
+    pip = {"numpy": "2.3.5", "torch": "2.15.0"}
+    archive.write(root, write_release(GOOD_RELEASE),
+                  with_packages(published({"base": OLD, "pytorch": OLD}), tmp_path / "a", pip))
+    rebuilt = with_packages(published({"base": OLD, "pytorch": NEW}), tmp_path / "b", pip)
+    assert run_rebuild(FakeRun(rebuilt), root, tmp_path, fresh=True) == 0
+    assert "packages: 2 images against archive 26.11: identical" in capsys.readouterr().out
+    [check] = release_json(root)["package_checks"]
+    assert check == {"at": AT, "images": ["base", "pytorch"], "differences": []}
+    assert "2 images rebuilt from the archived manifest and lock; pip and dpkg package sets " \
+           "identical to the archive" in "\n".join(rebuild_lines(root, "26.11"))
+
+
+def test_a_rebuild_that_installs_other_packages_fails_naming_them(
+    write_release: WriteRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = tmp_path / "archive"
+    archive.write(root, write_release(GOOD_RELEASE), with_packages(
+        published({"pytorch": OLD}), tmp_path / "a", {"numpy": "2.3.5"}))
+    rebuilt = with_packages(published({"pytorch": NEW}), tmp_path / "b", {"numpy": "2.3.6"})
+    assert run_rebuild(FakeRun(rebuilt), root, tmp_path, fresh=True) == 1
+    out = capsys.readouterr().out
+    assert "DIFFERENT" in out and "- **pytorch** (pip): changed numpy 2.3.5 -> 2.3.6" in out
+    [check] = release_json(root)["package_checks"]
+    assert check["differences"] == ["- **pytorch** (pip): changed numpy 2.3.5 -> 2.3.6"]
