@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -84,15 +85,16 @@ def docker_client() -> Any:
     return docker.from_env(timeout=900)
 
 
-# Kept after a session: OS bases (minutes to bootstrap) and keyed builds (`ngc-builder
-# release` adopts a local image of the same content key on the next run).
-KEPT_PREFIXES = ("ngc-local/",)
-THROWAWAY_PREFIXES = ("ngc-local/os-test:", "ngc-local/os-repro-test:")
+# The tests' own refs: releases pushed under a random namespace (`<registry>/ci-1a2b3c4d/jax`,
+# pub-, cred-, lock-, team-, faults-...) and test-only local refs. OS bases and keyed builds
+# (`ngc-local/<image>:<key>`, adopted by the next run) stay, and so does anything another
+# process (a `make release` beside the tests) tagged meanwhile.
+THROWAWAY_NAMESPACE = re.compile(r"/[a-z]+(?:-[a-z]+)*-[0-9a-f]{6,8}/")
+THROWAWAY_REFS = ("ngc-local/os-test:", "ngc-local/os-repro-test:", "ngc-test/")
 
 
 def throwaway(tag: str) -> bool:
-    """A tag the tests made for themselves: a release under a random namespace, a test ref."""
-    return tag.startswith(THROWAWAY_PREFIXES) or not tag.startswith(KEPT_PREFIXES)
+    return bool(THROWAWAY_NAMESPACE.search(tag)) or tag.startswith(THROWAWAY_REFS)
 
 
 @pytest.fixture(scope="session", autouse=True)
