@@ -3,6 +3,7 @@ it was built from and where."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from dataclasses import dataclass
@@ -49,9 +50,15 @@ def project_revision(root: Path) -> str:
 
 def project_source(root: Path, configured: str | None) -> str:
     """Where the project lives, for the `source` label: never with the token a CI runner
-    clones with (`https://gitlab-ci-token:TOKEN@host/...`)."""
+    clones with (`https://gitlab-ci-token:TOKEN@host/...`), and never a remote that is only a
+    folder of the build host (a clone of a local checkout): that names the build machine in
+    every published image and tells a reader nothing."""
     found = configured or _git(root, "remote", "get-url", "origin") or "unknown"
-    return strip_userinfo(found)
+    return strip_userinfo(found) if REMOTE_URL.match(found) else "unknown"
+
+
+# A network URL (https://, ssh://, git://) or scp-like `git@host:path`, not a path or file://.
+REMOTE_URL = re.compile(r"(?!file:)[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:", re.IGNORECASE)
 
 
 def _git(root: Path, *args: str) -> str | None:

@@ -46,6 +46,18 @@ def test_the_source_label_never_has_the_clone_token(tmp_path: Path) -> None:
     assert project_source(tmp_path, configured) == "https://gitlab.example.com/ml/ngc.git"
 
 
+@pytest.mark.parametrize(("remote", "label"), [
+    ("git@github.com:acme/ngc-builder.git", "git@github.com:acme/ngc-builder.git"),
+    ("ssh://git@gitlab.example.com/ml/ngc.git", "ssh://gitlab.example.com/ml/ngc.git"),
+    ("/srv/checkouts/ngc-builder", "unknown"),
+    ("file:///srv/checkouts/ngc-builder", "unknown"),
+    ("../ngc-builder", "unknown"),
+])
+def test_a_remote_that_is_a_folder_of_the_build_host_is_not_a_source(
+        tmp_path: Path, remote: str, label: str) -> None:
+    assert project_source(tmp_path, remote) == label
+
+
 def test_written_files_lose_credentials(tmp_path: Path) -> None:
     target = tmp_path / "deep" / "release.json"
     write_atomic(target, json.dumps({"source": f"https://x:{TOKEN}@h.example.com/r"}))
