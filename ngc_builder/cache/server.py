@@ -62,16 +62,22 @@ def _served_marker(url: str) -> str | None:
 
 
 def _log(cache: PackageCache, address: str, port: int) -> Path:
+    """Where the server says why it stopped or could not start (requests: `requests_log`)."""
     return cache.root / "logs" / f"serve-{address}-{port}.log"
+
+
+def requests_log(cache: PackageCache, address: str, port: int) -> Path:
+    return cache.root / "logs" / f"requests-{address}-{port}.log"
 
 
 def _start(cache: PackageCache, address: str, port: int) -> None:
     log = _log(cache, address, port)
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
+    with log.open("wb") as out:  # this start's errors only: the old ones are not this start's
         subprocess.Popen([sys.executable, "-m", "ngc_builder.cache.serve", str(cache.root),
-                          address, str(port)], stdin=subprocess.DEVNULL, stdout=out,
-                         stderr=out, start_new_session=True)
+                          address, str(port), str(requests_log(cache, address, port))],
+                         stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                         start_new_session=True)
 
 
 def _log_tail(cache: PackageCache, address: str, port: int) -> str:

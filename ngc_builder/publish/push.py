@@ -2,15 +2,19 @@
 release tags at it).
 
 The candidate goes to `<image>:<YY.MM>-py3-rc<N>` (the next free N); the push is proven by
-   the registry's own answer (manifest HEAD), not just by the engine's stream. An image the
-   engine already pushed to this repository (a rerun after a lost connection) is not pushed
-   again: its digest is looked up and re-tagged through the registry API.
+the registry's own answer (manifest HEAD), not just by a stream. The image goes up through the
+registry API, compressed on every core (publish/upload.py); through the engine's `docker push`
+when NGC_PUSH_WITH=engine, or when the registry refuses our credentials but may take the
+engine's. An image already pushed to this repository (a rerun after a lost connection) is not
+pushed again: its digest is looked up and re-tagged through the registry API.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import tarfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,9 +24,17 @@ import requests
 
 from ngc_builder.errors import StepError
 from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.publish.layer_memo import LayerMemo, default_memo_path
+from ngc_builder.publish.upload import held_manifest, upload_image
 from ngc_builder.services.engine import Engine
-from ngc_builder.services.registry import Registry, RegistryAuthError, RegistryError
-from ngc_builder.services.retry import RetryPolicy
+from ngc_builder.services.registry import (
+    HttpRegistry,
+    Registry,
+    RegistryAuthError,
+    RegistryError,
+    RegistryUnavailable,
+)
+from ngc_builder.services.retry import RetryPolicy, transient_text
 from ngc_builder.services.streams import LineSink, PushResult, StreamError, consume_push
 
 
@@ -41,7 +53,7 @@ def candidate_tag(spec: ImageSpec, existing: list[str]) -> str:
 
 
 ENGINE_ERRORS = (StreamError, RegistryError, docker.errors.DockerException,
-                 requests.RequestException)
+                 requests.RequestException, tarfile.TarError)
 
 
 @contextlib.contextmanager
@@ -68,13 +80,31 @@ def push_candidate(
         return PushOutcome(ref, known, time.monotonic() - started, False)
     try:
         with step_errors(spec, "push", ref):
-            engine.api.tag(image_id, repository, tag)
-            pushed = engine_push(engine, repository, tag, sink)
-            _confirm(engine, registry, spec, tag, pushed.digest)
+            digest = transfer(engine, spec, image_id, registry, tag, sink)
+            _confirm(engine, registry, spec, tag, digest)
     except StepError:
         _untag(engine, ref)
         raise
-    return PushOutcome(ref, pushed.digest, time.monotonic() - started, True)
+    return PushOutcome(ref, digest, time.monotonic() - started, True)
+
+
+def transfer(engine: Engine, spec: ImageSpec, image_id: str, registry: Registry, tag: str,
+             sink: LineSink) -> str:
+    """Upload through the registry API (again after a transient failure: what is up by then
+    is not sent again); through the engine where the API cannot be used. The digest."""
+    repository = spec.remote_repository(registry)
+    if isinstance(registry, HttpRegistry) and os.environ.get("NGC_PUSH_WITH") != "engine":
+        sources = [spec.parent] if spec.parent else []
+        try:
+            return RetryPolicy.from_env(say=sink).call(
+                f"upload {repository}:{tag}",
+                lambda: upload_image(engine.api, registry, spec.name, image_id, tag, sources,
+                                     LayerMemo(default_memo_path()), sink),
+                lambda exc: isinstance(exc, RegistryUnavailable) or transient_text(exc))
+        except RegistryAuthError as exc:
+            sink(f"the registry API refused us ({exc}): pushing through the engine")
+    engine.api.tag(image_id, repository, tag)
+    return engine_push(engine, repository, tag, sink).digest
 
 
 def engine_push(engine: Engine, repository: str, tag: str, sink: LineSink) -> PushResult:
@@ -95,6 +125,10 @@ def _already_in_registry(engine: Engine, image_id: str, registry: Registry,
         name, _, digest = str(entry).partition("@")
         if name == repository and registry.manifest_digest(spec.name, digest) == digest:
             return digest
+    if isinstance(registry, HttpRegistry):  # uploaded through the API: the engine never knew
+        with contextlib.suppress(RegistryAuthError):
+            return held_manifest(engine.api, registry, spec.name, image_id,
+                                 LayerMemo(default_memo_path()))
     return None
 
 

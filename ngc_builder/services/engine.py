@@ -59,6 +59,8 @@ class EngineApi(Protocol):
 
     def load_image(self, data: IO[bytes]) -> Iterable[Chunk]: ...
 
+    def get_image(self, image: str) -> Iterable[bytes]: ...
+
 
 class Container(Protocol):
     """The `docker.models.containers.Container` calls the builder makes."""

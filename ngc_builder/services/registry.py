@@ -11,13 +11,20 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
-from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 
+from ngc_builder.services import registry_blobs
 from ngc_builder.services.registry_auth import AuthError, RegistryAuth, scope_for
+
+# Re-exported: stages catch the registry's errors where they get the registry.
+from ngc_builder.services.registry_errors import RegistryAuthError as RegistryAuthError
+from ngc_builder.services.registry_errors import RegistryError as RegistryError
+from ngc_builder.services.registry_errors import RegistryUnavailable as RegistryUnavailable
+from ngc_builder.services.registry_errors import raise_for
 from ngc_builder.services.retry import TRANSIENT_STATUS, RetryPolicy
 from ngc_builder.services.tls import client_cert_for, has_own_ca, verify_for
 
@@ -32,18 +39,6 @@ MANIFEST_TYPES = ", ".join([
 ])
 TIMEOUT = 30
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-
-
-class RegistryError(Exception):
-    """The registry could not be reached or answered with an error."""
-
-
-class RegistryAuthError(RegistryError):
-    """The registry wants credentials (HTTP 401/403)."""
-
-
-class RegistryUnavailable(RegistryError):
-    """The registry could not answer now: a lost or refused connection, HTTP 429 or 5xx."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +159,7 @@ class HttpRegistry:
         url = self.url(name, "manifests", tag)
         response = self._request("PUT", url, {"Content-Type": manifest.media_type},
                                  manifest.body, scope_for(self.path(name), write=True))
-        _raise_for(response, url)
+        raise_for(response, url)
         held = response.headers.get("Docker-Content-Digest", manifest.digest)
         if held != manifest.digest:
             raise RegistryError(f"{url}: registry stored {held}, expected {manifest.digest}")
@@ -175,45 +170,29 @@ class HttpRegistry:
         response = self._request("GET", url, {}, scope=scope_for(self.path(name), write=False))
         if response.status_code == 404:
             return []
-        _raise_for(response, url)
+        raise_for(response, url)
         return list(response.json().get("tags") or [])
 
     def put_blob(self, name: str, data: bytes) -> str:
-        """Upload `data` into the repository (POST an upload, then PUT it whole with its
-        digest); a blob the repository already holds is not sent again. Returns its digest."""
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        scope = scope_for(self.path(name), write=True)  # one token for HEAD, POST and PUT
-        url = self.url(name, "blobs", digest)
-        held = self._request("HEAD", url, {}, scope=scope)
-        if held.status_code == 200:
-            return digest
-        if held.status_code != 404:
-            _raise_for(held, url)
-        start = self.url(name, "blobs", "uploads") + "/"
-        response = self._request("POST", start, {}, scope=scope)
-        _raise_for(response, start)
-        location = urljoin(start, response.headers.get("Location", ""))
-        # The upload URL gets our credentials: it must be on the registry we authenticated to.
-        if response.status_code != 202 or urlsplit(location).netloc != self.host:
-            raise RegistryError(f"{start}: HTTP {response.status_code}, upload location "
-                                f"{location.split('?')[0]!r}")
-        put = f"{location}{'&' if '?' in location else '?'}digest={quote(digest)}"
-        response = self._request("PUT", put, {"Content-Type": "application/octet-stream"},
-                                 data, scope)
-        _raise_for(response, url)
-        stored = response.headers.get("Docker-Content-Digest", digest)
-        if response.status_code != 201 or stored != digest:
-            raise RegistryError(f"{url}: upload answered HTTP {response.status_code}, {stored}")
-        return digest
+        return registry_blobs.put_blob(self, name, data)
 
     def get_blob(self, name: str, digest: str) -> bytes:
-        """The blob `digest` of the repository, its bytes checked against the digest."""
-        url = self.url(name, "blobs", digest)
-        response = self._request("GET", url, {}, scope=scope_for(self.path(name), write=False))
-        _raise_for(response, url)
-        if "sha256:" + hashlib.sha256(response.content).hexdigest() != digest:
-            raise RegistryError(f"{url}: the blob received does not match its digest")
-        return response.content
+        return registry_blobs.get_blob(self, name, digest)
+
+    def call(self, method: str, url: str, headers: dict[str, str], body: bytes | None = None,
+             scope: str = "") -> requests.Response:
+        """One API call (retried, authorized); for the blob functions beside this class."""
+        return self._request(method, url, headers, body, scope)
+
+    def send_once(self, method: str, url: str, headers: dict[str, str], body: Iterable[bytes],
+                  scope: str) -> requests.Response:
+        """A call whose body is a stream: sent once, with the token an earlier call in the
+        same scope obtained (a stream cannot be sent again after a 401)."""
+        auth = self.auth.headers(scope) if self.auth else {}
+        response = self._send(method, url, {**headers, **auth}, body)
+        if response.status_code in (401, 403):
+            raise RegistryAuthError(f"{url}: HTTP {response.status_code}")
+        return response
 
     def is_up(self) -> bool:
         try:
@@ -227,7 +206,7 @@ class HttpRegistry:
                                  scope=scope_for(self.path(name), write=False))
         if response.status_code == 404:
             return None
-        _raise_for(response, url)
+        raise_for(response, url)
         return response
 
     def _request(self, method: str, url: str, headers: dict[str, str],
@@ -261,7 +240,7 @@ class HttpRegistry:
         return response
 
     def _send(self, method: str, url: str, headers: dict[str, str],
-              body: bytes | None) -> requests.Response:
+              body: bytes | Iterable[bytes] | None) -> requests.Response:
         try:
             # verify= given per call: requests lets REQUESTS_CA_BUNDLE override the session's.
             response = self.session.request(method, url, headers=headers, data=body,
@@ -282,10 +261,3 @@ def _reason(exc: Exception) -> str:
     """The innermost reason of a requests error, not urllib3's retry wrapping."""
     found = re.search(r"\[SSL: [A-Z_]+\][^(')]*", str(exc))
     return found.group(0).strip() if found else exc.__class__.__name__
-
-
-def _raise_for(response: requests.Response, url: str) -> None:
-    if response.status_code in (401, 403):
-        raise RegistryAuthError(f"{url}: HTTP {response.status_code} (credentials needed)")
-    if response.status_code >= 400:
-        raise RegistryError(f"{url}: HTTP {response.status_code}")

@@ -91,7 +91,8 @@ class RegistryAuth:
         realm = challenge.params.get("realm")
         if not realm:
             raise AuthError(f"{self.host}: a Bearer challenge without a realm")
-        query = {"service": challenge.params.get("service", ""), "scope": scope}
+        # Several scopes (a mount reads one repository, writes another): one parameter each.
+        query = {"service": challenge.params.get("service", ""), "scope": scope.split()}
         credentials = self.credentials()
         auth = (credentials.username, credentials.secret) if credentials else None
         try:

@@ -144,7 +144,7 @@ def _free_port() -> int:
 def port() -> Iterator[int]:
     chosen = _free_port()
     yield chosen
-    subprocess.run(["pkill", "-f", f"ngc_builder.cache.serve .* 127.0.0.1 {chosen}$"],
+    subprocess.run(["pkill", "-f", f"ngc_builder.cache.serve .* 127.0.0.1 {chosen} "],
                    check=False)
 
 

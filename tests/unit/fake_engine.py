@@ -257,6 +257,11 @@ class FakeApi:
         self.engine.calls.append(("load",))
         yield {"stream": "Loaded image"}
 
+    def get_image(self, image: str) -> Iterator[bytes]:
+        # The pipeline's fakes push through the engine (FakeRegistry speaks no HTTP); the
+        # registry-API push has its own tests (tests/unit/publish/test_upload.py).
+        raise AssertionError(f"export of {image} not expected from a fake pipeline run")
+
     def import_image_from_file(self, filename: str, *, repository: str, tag: str,
                                changes: list[str]) -> None:
         image_id = sha_of(f"import {filename}")

@@ -1,0 +1,151 @@
+"""Blobs through the registry's HTTP API v2: is one there, mount one from another repository,
+upload one whole (small: SBOMs, image configs) or as a stream (layers, gigabytes), read one.
+
+Uploads follow the distribution spec: POST an upload session, then PUT it whole with its
+digest, or PATCH the stream in (chunked transfer) and PUT the digest computed on the way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Iterable, Iterator
+from typing import Protocol
+from urllib.parse import quote, urljoin, urlsplit
+
+import requests
+
+from ngc_builder.services.registry_auth import scope_for
+from ngc_builder.services.registry_errors import RegistryError, raise_for
+
+
+class BlobApi(Protocol):
+    """What the functions here need of a registry (`registry.HttpRegistry` is one)."""
+
+    @property
+    def host(self) -> str: ...
+
+    def path(self, name: str) -> str: ...
+
+    def url(self, name: str, *parts: str) -> str: ...
+
+    def call(self, method: str, url: str, headers: dict[str, str], body: bytes | None = None,
+             scope: str = "") -> requests.Response: ...
+
+    def send_once(self, method: str, url: str, headers: dict[str, str], body: Iterable[bytes],
+                  scope: str) -> requests.Response: ...
+
+
+def has_blob(registry: BlobApi, name: str, digest: str) -> bool:
+    url = registry.url(name, "blobs", digest)
+    held = registry.call("HEAD", url, {}, scope=scope_for(registry.path(name), write=True))
+    if held.status_code not in (200, 404):
+        raise_for(held, url)
+    return held.status_code == 200
+
+
+def mount_blob(registry: BlobApi, name: str, digest: str, source: str) -> bool:
+    """Ask the registry to link `digest` from repository `source` into `name` (no bytes sent).
+    False when it cannot (the blob is not in `source`, or the registry does not mount)."""
+    scope = (f"{scope_for(registry.path(name), write=True)} "
+             f"{scope_for(registry.path(source), write=False)}")
+    start = (f"{registry.url(name, 'blobs', 'uploads')}/?mount={quote(digest)}"
+             f"&from={quote(registry.path(source))}")
+    response = registry.call("POST", start, {}, scope=scope)
+    if response.status_code == 201:
+        return True
+    raise_for(response, start)
+    if response.status_code == 202:  # it opened an upload instead: give that session back
+        _cancel(registry, _location(registry, start, response.headers.get("Location", "")),
+                scope)
+    return False
+
+
+def put_blob(registry: BlobApi, name: str, data: bytes) -> str:
+    """Upload `data` whole (a blob the repository holds already is not sent); its digest."""
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    if has_blob(registry, name, digest):
+        return digest
+    scope = scope_for(registry.path(name), write=True)
+    location = _open_upload(registry, name, scope)
+    _close_upload(registry, name, location, digest, data, scope)
+    return digest
+
+
+def upload_stream(registry: BlobApi, name: str, chunks: Iterable[bytes]) -> tuple[str, int]:
+    """Upload the concatenated `chunks` without holding them: (digest, size)."""
+    scope = scope_for(registry.path(name), write=True)
+    location = _open_upload(registry, name, scope)
+    counted = _Counted(chunks)
+    response = registry.send_once("PATCH", location,
+                                  {"Content-Type": "application/octet-stream"}, counted, scope)
+    raise_for(response, location.split("?")[0])
+    if response.status_code != 202:
+        raise RegistryError(f"{location.split('?')[0]}: upload answered HTTP "
+                            f"{response.status_code}")
+    location = _location(registry, location, response.headers.get("Location", location))
+    _close_upload(registry, name, location, counted.digest, b"", scope)
+    return counted.digest, counted.size
+
+
+def get_blob(registry: BlobApi, name: str, digest: str) -> bytes:
+    """The blob `digest` of the repository, its bytes checked against the digest."""
+    url = registry.url(name, "blobs", digest)
+    response = registry.call("GET", url, {}, scope=scope_for(registry.path(name), write=False))
+    raise_for(response, url)
+    if "sha256:" + hashlib.sha256(response.content).hexdigest() != digest:
+        raise RegistryError(f"{url}: the blob received does not match its digest")
+    return response.content
+
+
+class _Counted:
+    """The chunks as they go out, hashed and counted on the way."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self.chunks, self.sha, self.size = chunks, hashlib.sha256(), 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.chunks:
+            self.sha.update(chunk)
+            self.size += len(chunk)
+            yield chunk
+
+    @property
+    def digest(self) -> str:
+        return "sha256:" + self.sha.hexdigest()
+
+
+def _open_upload(registry: BlobApi, name: str, scope: str) -> str:
+    start = registry.url(name, "blobs", "uploads") + "/"
+    response = registry.call("POST", start, {}, scope=scope)
+    raise_for(response, start)
+    if response.status_code != 202:
+        raise RegistryError(f"{start}: HTTP {response.status_code}")
+    return _location(registry, start, response.headers.get("Location", ""))
+
+
+def _location(registry: BlobApi, base: str, location: str) -> str:
+    resolved = urljoin(base, location)
+    # The upload URL gets our credentials: it must be on the registry we authenticated to.
+    if urlsplit(resolved).netloc != registry.host:
+        raise RegistryError(f"{base.split('?')[0]}: upload location "
+                            f"{resolved.split('?')[0]!r} is on another host")
+    return resolved
+
+
+def _close_upload(registry: BlobApi, name: str, location: str, digest: str, data: bytes,
+                  scope: str) -> None:
+    url = registry.url(name, "blobs", digest)
+    put = f"{location}{'&' if '?' in location else '?'}digest={quote(digest)}"
+    response = registry.call("PUT", put, {"Content-Type": "application/octet-stream"}, data,
+                             scope)
+    raise_for(response, url)
+    stored = response.headers.get("Docker-Content-Digest", digest)
+    if response.status_code != 201 or stored != digest:
+        raise RegistryError(f"{url}: upload answered HTTP {response.status_code}, {stored}")
+
+
+def _cancel(registry: BlobApi, location: str, scope: str) -> None:
+    # An abandoned session expires on the registry's own schedule anyway.
+    with contextlib.suppress(RegistryError):
+        registry.call("DELETE", location, {}, scope=scope)
