@@ -3,10 +3,11 @@ release tags at it).
 
 The candidate goes to `<image>:<YY.MM>-py3-rc<N>` (the next free N); the push is proven by
 the registry's own answer (manifest HEAD), not just by a stream. The image goes up through the
-registry API, compressed on every core (publish/upload.py); through the engine's `docker push`
-when NGC_PUSH_WITH=engine, or when the registry refuses our credentials but may take the
-engine's. An image already pushed to this repository (a rerun after a lost connection) is not
-pushed again: its digest is looked up and re-tagged through the registry API.
+engine's `docker push`, or with NGC_PUSH_WITH=api through the registry API, compressed on every
+core (publish/upload.py: faster for one large layer, not for a whole release on two cores, see
+docs/performance.md), falling back to the engine when the registry refuses our credentials.
+An image already pushed to this repository (a rerun after a lost connection) is not pushed
+again: its digest is looked up and re-tagged through the registry API.
 """
 
 from __future__ import annotations
@@ -90,10 +91,10 @@ def push_candidate(
 
 def transfer(engine: Engine, spec: ImageSpec, image_id: str, registry: Registry, tag: str,
              sink: LineSink) -> str:
-    """Upload through the registry API (again after a transient failure: what is up by then
-    is not sent again); through the engine where the API cannot be used. The digest."""
+    """The engine's push; with NGC_PUSH_WITH=api an upload through the registry API (again
+    after a transient failure: what is up by then is not sent again). The digest."""
     repository = spec.remote_repository(registry)
-    if isinstance(registry, HttpRegistry) and os.environ.get("NGC_PUSH_WITH") != "engine":
+    if isinstance(registry, HttpRegistry) and os.environ.get("NGC_PUSH_WITH") == "api":
         sources = [spec.parent] if spec.parent else []
         try:
             return RetryPolicy.from_env(say=sink).call(

@@ -16,7 +16,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import requests
 
 from ngc_builder.services.registry_auth import scope_for
-from ngc_builder.services.registry_errors import RegistryError, raise_for
+from ngc_builder.services.registry_errors import RegistryAuthError, RegistryError, raise_for
 
 
 class BlobApi(Protocol):
@@ -51,7 +51,10 @@ def mount_blob(registry: BlobApi, name: str, digest: str, source: str) -> bool:
              f"{scope_for(registry.path(source), write=False)}")
     start = (f"{registry.url(name, 'blobs', 'uploads')}/?mount={quote(digest)}"
              f"&from={quote(registry.path(source))}")
-    response = registry.call("POST", start, {}, scope=scope)
+    try:
+        response = registry.call("POST", start, {}, scope=scope)
+    except RegistryAuthError:
+        return False  # no right to read `source` (a token service granting one scope): upload
     if response.status_code == 201:
         return True
     raise_for(response, start)

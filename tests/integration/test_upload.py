@@ -8,8 +8,10 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import secrets
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import requests
 from ngc_builder.publish.layer_memo import LayerMemo
 from ngc_builder.publish.upload import upload_image
 from ngc_builder.services.registry import HttpRegistry, parse_registry
+from tests.conftest import REPO
 from tests.integration.conftest import REGISTRY_HOST
 
 pytestmark = pytest.mark.integration
@@ -95,3 +98,25 @@ def test_a_second_push_sends_nothing_and_lands_on_the_same_digest(
     assert (again, said) == (pushed["digests"]["child"], [])
     saved = json.loads(pushed["memo"].path.read_text())
     assert chain["child"] in saved["configs"]
+
+
+def test_a_release_pushed_through_the_api_is_what_docker_pulls(tmp_path: Path,
+                                                                docker_client: Any) -> None:
+    """The whole pipeline with NGC_PUSH_WITH=api: every image's log shows its layers going up
+    through the API, and plain `docker pull` of each release tag gets the validated image."""
+    from tests.integration.test_publishing import IMAGES, TAG, new_project
+
+    project = new_project(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "ngc_builder", "release", str(project.manifest), "--registry",
+         project.registry, "--build-dir", str(project.build_dir), "--os-source", "bootstrap",
+         "--offline", "--json"], cwd=REPO, capture_output=True, text=True, check=False,
+        timeout=3600, env={**os.environ, "NGC_PUSH_WITH": "api"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = project.record()["images"]
+    for name in IMAGES:
+        log = (project.build_dir / "26.11" / "logs" / f"{name}.log").read_text()
+        assert "gzipped, uploaded in" in log and "refused us" not in log
+        ref = f"{project.registry}/{name}:{TAG}"
+        subprocess.run(["docker", "pull", "-q", ref], check=True, capture_output=True)
+        assert docker_client.api.inspect_image(ref)["Id"] == record[name]["build"]["image_id"]
