@@ -61,7 +61,7 @@ def main() -> None:
 def check(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> None:
     """Check a release manifest and its stacks; print every problem as file:line: field."""
     options = CheckOptions(manifest, root, offline, as_json)
-    sys.exit(guarded(lambda: check_command(options)))
+    sys.exit(guarded(lambda: check_command(options), options.as_json))
 
 
 OS_SOURCE = click.option("--os-source", type=click.Choice(["auto", "pull", "bootstrap"]),
@@ -83,7 +83,7 @@ def lock(manifest: Path, root: Path | None, os_source: str, only: tuple[str, ...
     MANIFEST's lock (releases/YY.MM.lock.json): builds install exactly the lock."""
     options = LockOptions(manifest, root, cast(Strategy, os_source), not offline, as_json,
                           only)
-    sys.exit(guarded(lambda: lock_command(options)))
+    sys.exit(guarded(lambda: lock_command(options), options.as_json))
 
 
 @main.command()
@@ -97,7 +97,7 @@ def fetch(manifest: Path, root: Path | None, cache_dir: Path | None, as_json: bo
     """Download every file MANIFEST's lock names into the package cache (once; files already
     cached are not fetched again), for builds with no network."""
     options = FetchOptions(manifest, root, cache_dir, as_json)
-    sys.exit(guarded(lambda: fetch_command(options)))
+    sys.exit(guarded(lambda: fetch_command(options), options.as_json))
 
 
 BUILD_DIR = click.option("--build-dir", type=click.Path(path_type=Path), default=Path("build"),
@@ -115,7 +115,7 @@ def plan(manifest: Path, root: Path | None, registry: str | None, build_dir: Pat
     """Dry run: per image, build / reuse / skip and push / promote, and why (which input
     changed since the recorded build, what the registry already holds)."""
     options = PlanOptions(manifest, root, registry, build_dir, as_json)
-    sys.exit(guarded(lambda: plan_command(options)))
+    sys.exit(guarded(lambda: plan_command(options), options.as_json))
 
 
 @main.command()
@@ -129,7 +129,7 @@ def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: P
     """Check through the registry API that every planned tag exists and points at the digest
     in the release record; a missing or moved tag exits 1."""
     options = VerifyOptions(manifest, root, registry, build_dir, as_json)
-    sys.exit(guarded(lambda: verify_command(options)))
+    sys.exit(guarded(lambda: verify_command(options), options.as_json))
 
 
 @main.command()
@@ -142,7 +142,7 @@ def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: P
 def render(manifest: Path, out: Path, root: Path | None, offline: bool, as_json: bool) -> None:
     """Render Dockerfiles and build contexts (byte-identical for the same input)."""
     options = RenderOptions(manifest, out, root, offline, as_json)
-    sys.exit(guarded(lambda: render_command(options)))
+    sys.exit(guarded(lambda: render_command(options), options.as_json))
 
 
 @main.command()
@@ -176,7 +176,7 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
         build_dir=build_dir, os_strategy=cast(Strategy, os_source), offline=offline,
         stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
         no_cache=no_cache)
-    sys.exit(guarded(lambda: release_command(options)))
+    sys.exit(guarded(lambda: release_command(options), options.as_json))
 
 
 @main.command()
@@ -214,11 +214,11 @@ def validate(image: str | None, host: bool, framework: str | None, version: str 
         baselines = HostBaselines(baselines_file or root / DEFAULT_BASELINES, record_as)
         host_options = ValidateHostOptions(framework, python, root, version, out, junit,
                                            as_json, baselines)
-        sys.exit(guarded(lambda: validate_host_command(host_options)))
+        sys.exit(guarded(lambda: validate_host_command(host_options), host_options.as_json))
     assert image is not None
     image_options = ValidateImageOptions(image, manifest, out, junit, as_json,
                                          baselines_file or root / DEFAULT_BASELINES)
-    sys.exit(guarded(lambda: validate_image_command(image_options)))
+    sys.exit(guarded(lambda: validate_image_command(image_options), image_options.as_json))
 
 
 @main.command()
@@ -242,7 +242,7 @@ def report(manifest: Path, root: Path | None, build_dir: Path, out: Path, as_jso
     record."""
     options = ReportOptions(manifest, root, build_dir, out, as_json,
                             notes or Path("docs/release-notes"), archive_dir)
-    sys.exit(guarded(lambda: report_command(options)))
+    sys.exit(guarded(lambda: report_command(options), options.as_json))
 
 
 @main.command()
@@ -262,7 +262,7 @@ def rebuild(release_id: str, archive_dir: Path, root: Path | None, registry: str
     revision, to the same tags (moved on purpose); changed digests are noted in the archive."""
     options = RebuildOptions(release_id, archive_dir, root, registry, build_dir, fresh, jobs,
                              as_json)
-    sys.exit(guarded(lambda: rebuild_command(options)))
+    sys.exit(guarded(lambda: rebuild_command(options), options.as_json))
 
 
 @main.command()
@@ -289,4 +289,4 @@ def preflight(min_driver: str | None, manifest: Path | None, junit: Path | None,
               as_json: bool) -> None:
     """T1 host preflight through NVML: driver, GPUs, ECC, remapped rows, clocks, processes."""
     options = PreflightOptions(min_driver, manifest, junit, as_json)
-    sys.exit(guarded(lambda: preflight_command(options)))
+    sys.exit(guarded(lambda: preflight_command(options), options.as_json))

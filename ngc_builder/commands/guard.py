@@ -6,26 +6,36 @@ line each and an exit code, never a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
 
-from ngc_builder.errors import EngineError, InputError, StepError
+from ngc_builder.errors import EngineError, InputError, Problem, StepError
+from ngc_builder.redact import strip_userinfo
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline's early reader
 
 
-def guarded(action: Callable[[], int]) -> int:
-    """Run a command; turn the errors users cause or meet into lines and exit codes."""
+def guarded(action: Callable[[], int], as_json: bool = False) -> int:
+    """Run a command; turn the errors users cause or meet into lines and exit codes (and,
+    under --json, a JSON error document on stdout, which a machine reading it expects)."""
     try:
         return action()
     except InputError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
+        _json_error(as_json, EXIT_INPUT, [_fields(problem) for problem in exc.problems])
         return EXIT_INPUT
     except (StepError, EngineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        _json_error(as_json, EXIT_FAILED, [{"message": strip_userinfo(str(exc))}])
         return EXIT_FAILED
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error of ours, and nothing more to say.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print("interrupted: the release record keeps what was finished", file=sys.stderr)
         return 130
@@ -36,3 +46,13 @@ def guarded(action: Callable[[], int]) -> int:
         print(f"internal error: {exc.__class__.__name__}: {exc} (NGC_DEBUG=1 shows where)",
               file=sys.stderr)
         return EXIT_FAILED
+
+
+def _fields(problem: Problem) -> dict[str, object]:
+    return {"file": strip_userinfo(problem.file), "line": problem.line, "field": problem.field,
+            "message": strip_userinfo(problem.message)}
+
+
+def _json_error(as_json: bool, code: int, problems: list[dict[str, object]]) -> None:
+    if as_json:
+        print(json.dumps({"ok": False, "exit": code, "problems": problems}, indent=2))

@@ -86,7 +86,7 @@ def _locked_run(options: ReleaseOptions, prepared: Prepared, release_dir: Path,
                 host: Host) -> ReleaseRecord | None:
     """The run, once this process holds the build dir; None when the host stopped it."""
     for image in prepared.rendered:
-        image.write(release_dir / "context")
+        image.write(release_dir / "context", owned=True)
     mode = host.gpu_mode()
     if _stopped_by_host(prepared, release_dir, mode, host.preflight):
         return None

@@ -10,6 +10,7 @@ from pathlib import Path
 from ngc_builder.commands.guard import EXIT_OK
 from ngc_builder.commands.prepare import prepare
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.render.contexts import write_all
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class RenderOptions:
 def render_command(options: RenderOptions) -> int:
     prepared = prepare(options.manifest, options.root, stack_check=not options.offline)
     try:
-        written = [str(image.write(options.out)) for image in prepared.rendered]
+        written = [str(path) for path in write_all(prepared.rendered, options.out)]
     except OSError as exc:
         raise InputError([Problem(str(options.out), 1, "--out", exc.strerror or str(exc))]
                          ) from None

@@ -16,6 +16,8 @@ from ngc_builder.manifest.source import SourceMap, load_yaml
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 RESERVED_NAMES = ("base",)
+# A framework image named like these would overwrite a generated parent's build context.
+RESERVED_PREFIXES = ("base-", "cuda-")
 
 
 @dataclass(frozen=True)
@@ -152,18 +154,25 @@ def _load_frameworks(
     for index, image in enumerate(release.images):
         if image.framework in found:
             continue
-        loaded = _load_framework(root / "frameworks" / image.framework, root, problems)
-        if loaded is None:
+        folder = root / "frameworks" / image.framework
+        loaded = _load_framework(folder, root, problems)
+        if loaded is not None:
+            found[image.framework] = loaded
+        elif not links_out_of(folder):  # those are said already
             problems.append(source.problem(("images", index, "framework"),
                                            f"no complete frameworks/{image.framework}/ folder"))
-        else:
-            found[image.framework] = loaded
     return found
 
 
 def _load_framework(folder: Path, root: Path, problems: list[Problem]) -> FrameworkDef | None:
     files = [folder / "framework.yaml", folder / "layer.Dockerfile.j2", folder / "probe.py"]
     if not all(f.is_file() for f in files):
+        return None
+    escapes = links_out_of(folder)
+    if escapes:  # its files go into the Dockerfile and the image: nothing from elsewhere
+        problems.extend(Problem(f"frameworks/{folder.name}/{link.relative_to(folder)}", 1,
+                                "(file)", f"a link to a file outside frameworks/{folder.name}/:"
+                                " not followed") for link in escapes)
         return None
     spec = _load_part(files[0], Framework, root, problems)
     if spec is None:
@@ -183,7 +192,11 @@ def _cross_check(
     for index, image in enumerate(release.images):
         where = ("images", index)
         name = image.image_name
-        if name in seen or name in RESERVED_NAMES or name.startswith("cuda-"):
+        if name in RESERVED_NAMES or name.startswith(RESERVED_PREFIXES):
+            problems.append(source.problem((*where, "name"), (
+                f"image name {name!r} is reserved for the generated images (base, "
+                "base-<os>, cuda-<stack>)")))
+        elif name in seen:
             problems.append(source.problem((*where, "name"), f"image name {name!r} is taken"))
         seen.add(name)
         framework = frameworks.get(image.framework)
@@ -234,3 +247,11 @@ def _check_image(
             f"{framework.name} needs Python {framework.python}, "
             f"base {base.name} has {base.python}")))
     return problems
+
+
+def links_out_of(folder: Path) -> list[Path]:
+    """Every symbolic link in `folder` (at any depth) that leads outside it; the folder
+    itself may be a link (a checkout that links a shared framework in)."""
+    inside = folder.resolve()
+    return sorted(path for path in folder.rglob("*") if path.is_symlink()
+                  and not path.resolve().is_relative_to(inside))

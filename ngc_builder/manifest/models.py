@@ -18,17 +18,21 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from ngc_builder.manifest.sizes import parse_size
 from ngc_builder.runner.expect import DEFAULT_GPU_TARGETS
-from ngc_builder.services.registry import REGISTRY_RE
+from ngc_builder.services.registry import registry_problem
 
 NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
 DEBIAN_PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]{1,80}")
 PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
-VERSION_RE = re.compile(r"[0-9]+(\.[0-9]+)*([.+_-]?[A-Za-z0-9]+)*")
+# Linear time: the numeric part is atomic and each tail step takes exactly one character
+# after an optional separator (the former `([.+_-]?[A-Za-z0-9]+)*` backtracked exponentially
+# on a near miss: 35 characters took 28 s). Same language; tests/unit/manifest/test_models.py.
+VERSION_RE = re.compile(r"(?>[0-9]+(?:\.[0-9]+)*)(?:[.+_-]?[A-Za-z0-9])*")
+MAX_VALUE = 512  # characters of any one patterned value: no field needs more
 MAJOR_MINOR_RE = re.compile(r"[0-9]+\.[0-9]+")
 RELEASE_RE = re.compile(r"[0-9]{2}\.(0[1-9]|1[0-2])")
 IMAGE_REF_RE = re.compile(r"[a-z0-9][a-z0-9._/:-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?")
 URL_RE = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+")
-REASON_RE = re.compile(r"[^\n\r]{1,400}")
+REASON_RE = re.compile(r"[^\x00-\x1f\x7f]{1,400}")  # one line, no terminal escapes
 REQUIREMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\[\],=<>!~*{}-]*")
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 TITLE_RE = re.compile(r"[A-Za-z0-9 ._()+/-]{1,80}")
@@ -37,6 +41,8 @@ LIBRARY_NAMES = ("cudart", "cublas", "cudnn", "nccl")
 
 def _pattern(kind: str, pattern: re.Pattern[str], hint: str) -> Callable[[str], str]:
     def check(value: str) -> str:
+        if len(value) > MAX_VALUE:
+            raise ValueError(f"a {kind} of {len(value)} characters (the limit is {MAX_VALUE})")
         if not pattern.fullmatch(value):
             raise ValueError(f"{value!r} is not a valid {kind} ({hint})")
         return value
@@ -87,9 +93,18 @@ MajorMinor = Annotated[
     str, AfterValidator(_pattern("major.minor version", MAJOR_MINOR_RE, "like 2.41"))
 ]
 ReleaseId = Annotated[str, AfterValidator(_pattern("release id", RELEASE_RE, "YY.MM"))]
-Registry = Annotated[
-    str, AfterValidator(_pattern("registry", REGISTRY_RE, "host[:port][/namespace]"))
-]
+def _registry(value: str) -> str:
+    problem = registry_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+Registry = Annotated[str, AfterValidator(_registry)]
+# The OS image is tagged with it (`ngc-local/os-<name>:<os_version>`): Docker's tag grammar.
+OsVersion = Annotated[str, AfterValidator(_pattern(
+    "OS version", re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"),
+    "it becomes an image tag: letters, digits, . _ -, like 13 or 13.2"))]
 ImageRef = Annotated[str, AfterValidator(_pattern("image reference", IMAGE_REF_RE, "name:tag"))]
 Url = Annotated[str, AfterValidator(_pattern("URL", URL_RE, "http(s)://..."))]
 Identifier = Annotated[str, AfterValidator(_pattern("module name", IDENT_RE, "like jax"))]
@@ -189,7 +204,7 @@ class Bootstrap(Strict):
 class BaseImage(Strict):
     name: Name
     os: Name
-    os_version: PinnedVersion
+    os_version: OsVersion
     python: MajorMinor
     glibc: MajorMinor
     pull: ImageRef | None = None

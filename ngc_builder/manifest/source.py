@@ -42,22 +42,35 @@ def format_loc(loc: Sequence[str | int]) -> str:
     return text or "(top)"
 
 
+# Bounds on what one input file may ask of the parser (docs/reliability.md): a release
+# manifest is a few KB, a few levels deep, and uses aliases sparingly if at all.
+MAX_BYTES = 1 << 20
+MAX_DEPTH = 64
+MAX_NODES = 100_000
+# libyaml's loader where PyYAML was built with it (it is on Debian): about 10x faster.
+LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+OPENERS = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken,
+           yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+CLOSERS = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
 def load_yaml(path: Path, display: str) -> tuple[Any, SourceMap]:
-    """Parse one YAML file safely; raise InputError with the line of a syntax error."""
+    """Parse one YAML file safely, once, within the bounds above; raise InputError with the
+    line of a syntax error or of what broke a bound."""
+    text = _read_text(path, display)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError([Problem(display, 1, "(file)", exc.strerror or str(exc))]) from None
-    except UnicodeDecodeError as exc:
-        line = text_line_of(path.read_bytes(), exc.start)
-        raise InputError([Problem(display, line, "(file)", "not UTF-8 text")]) from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        _check_nesting(text, display)
+        node, data = _compose_and_construct(text, display)
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        # libyaml's reader gives the character's code, PyYAML's own the character.
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise InputError([Problem(display, line, "(file)", f"control character {code:#06x} "
+                                  "is not allowed in YAML")]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc)
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError([Problem(display, line, "(yaml)", str(reason))]) from None
     source = SourceMap(display)
     problems: list[Problem] = []
@@ -66,6 +79,86 @@ def load_yaml(path: Path, display: str) -> tuple[Any, SourceMap]:
     if problems:
         raise InputError(problems)
     return data, source
+
+
+def _read_text(path: Path, display: str) -> str:
+    try:
+        with path.open("rb") as stream:  # read no more than the bound: /dev/zero is a path too
+            raw = stream.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError([Problem(display, 1, "(file)", exc.strerror or str(exc))]) from None
+    if len(raw) > MAX_BYTES:
+        raise InputError([Problem(display, 1, "(file)",
+                                  f"larger than {MAX_BYTES // 1024} KiB (the limit)")])
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = text_line_of(raw, exc.start)
+        raise InputError([Problem(display, line, "(file)", "not UTF-8 text")]) from None
+
+
+def _check_nesting(text: str, display: str) -> None:
+    """Count nesting from the tokens (an iterative scan) before anything recurses on it."""
+    depth = 0
+    for token in yaml.scan(text, Loader=LOADER):
+        depth += isinstance(token, OPENERS) - isinstance(token, CLOSERS)
+        if depth > MAX_DEPTH:
+            raise InputError([Problem(display, token.start_mark.line + 1, "(yaml)",
+                                      f"nested deeper than {MAX_DEPTH} levels (the limit)")])
+
+
+def _compose_and_construct(text: str, display: str) -> tuple[yaml.Node | None, Any]:
+    loader = LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        _check_expansion(node, display)
+        return node, loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: yaml.Node, display: str) -> None:
+    """Nodes and depth as the data will have them, aliases expanded: counted once per node
+    (iteratively, memoised), so a billion laughs is refused in microseconds."""
+    measured: dict[int, tuple[int, int]] = {}  # id -> (nodes, depth), capped
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        kids = _children(node)
+        if not children_done:
+            if id(node) in measured:
+                continue
+            if id(node) in open_nodes:
+                _refuse(display, node, "an alias that contains itself")
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in kids if id(kid) not in measured)
+            continue
+        open_nodes.discard(id(node))
+        nodes = min(MAX_NODES + 1, 1 + sum(measured[id(kid)][0] for kid in kids))
+        depth = 1 + max((measured[id(kid)][1] for kid in kids), default=0)
+        measured[id(node)] = (nodes, depth)
+        if nodes > MAX_NODES:
+            _refuse(display, node, f"expands to more than {MAX_NODES} values through "
+                                   "aliases (the limit)")
+        if depth > MAX_DEPTH:
+            _refuse(display, node, f"nested deeper than {MAX_DEPTH} levels through aliases "
+                                   "(the limit)")
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _refuse(display: str, node: yaml.Node, message: str) -> None:
+    raise InputError([Problem(display, node.start_mark.line + 1, "(yaml)", message)])
 
 
 def text_line_of(data: bytes, offset: int) -> int:

@@ -7,6 +7,7 @@ import hashlib
 import json
 import shutil
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from ngc_builder.validate.hostrun import probe_modules
 
 RUNNER_PACKAGE = Path(__file__).resolve().parent.parent / "runner"
 RUNNER_NAME = "ngc_runner"
+# In every folder `write` makes: the proof that replacing that folder destroys nothing else.
+MARKER = ".ngc-rendered"
 
 
 @dataclass(frozen=True)
@@ -39,12 +42,25 @@ class RenderedImage:
             h.update(name.encode() + b"\0" + hashlib.sha256(self.files[name]).digest())
         return h.hexdigest()
 
+    def replaceable(self, folder: Path, owned: bool) -> Path:
+        """`folder/<image>`, or InputError when something not ours is there."""
+        target = folder / self.spec.name
+        foreign = target.exists() and not (owned or (target / MARKER).is_file())
+        if target.is_symlink() or foreign:
+            raise InputError([Problem(str(target), 1, "--out", "exists and was not written "
+                                      "by ngc-builder render: left alone; choose another "
+                                      "--out")])
+        return target
+
     @property
     def local_ref(self) -> str:
         return self.spec.local_ref(self.digest())
 
-    def write(self, folder: Path) -> Path:
-        target = folder / self.spec.name
+    def write(self, folder: Path, owned: bool = False) -> Path:
+        """`folder/<image>/`: replaced whole only when an earlier render wrote it (its
+        marker file says so) or the builder owns `folder` (a release's own context dir);
+        any other folder there is left alone and is an error."""
+        target = self.replaceable(folder, owned)
         if target.exists():
             shutil.rmtree(target)
         for name, content in sorted(self.files.items()):
@@ -52,11 +68,34 @@ class RenderedImage:
             (target / name).write_bytes(content)
         target.mkdir(parents=True, exist_ok=True)
         (target / "Dockerfile").write_text(self.dockerfile, encoding="utf-8")
+        (target / MARKER).write_text(f"rendered by ngc-builder for {self.spec.name}\n")
         return target
 
 
+class ProjectLoader(jinja2.FileSystemLoader):
+    """Templates from the project; one that is not UTF-8 is a template error at its line."""
+
+    def get_source(self, environment: jinja2.Environment,
+                   template: str) -> tuple[str, str, Callable[[], bool]]:
+        try:
+            return super().get_source(environment, template)
+        except UnicodeDecodeError as exc:
+            found = [Path(folder) / template for folder in self.searchpath
+                     if (Path(folder) / template).is_file()]
+            line = found[0].read_bytes()[: exc.start].count(b"\n") + 1 if found else 1
+            raise jinja2.TemplateSyntaxError("not UTF-8 text", line, template,
+                                             str(found[0]) if found else None) from None
+
+
+def write_all(images: list[RenderedImage], folder: Path, owned: bool = False) -> list[Path]:
+    """Every image's folder, or none of them when one may not be replaced."""
+    for image in images:
+        image.replaceable(folder, owned)
+    return [image.write(folder, owned) for image in images]
+
+
 def environment(root: Path) -> jinja2.Environment:
-    loader = jinja2.FileSystemLoader([str(root / "templates"), str(root)])
+    loader = ProjectLoader([str(root / "templates"), str(root)])
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                               keep_trailing_newline=True, autoescape=False,
                               trim_blocks=True, lstrip_blocks=True)
@@ -73,12 +112,18 @@ def render_release(
         locked = lock.for_image(spec.name) or ImageLock(inputs={})
         try:
             done[spec.name] = render_image(env, loaded, spec, parent_ref, locked)
-        except jinja2.TemplateError as exc:
+        except TEMPLATE_ERRORS as exc:
             raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
     return list(done.values())
 
 
-def template_problem(exc: jinja2.TemplateError, root: Path, image: str) -> Problem:
+# What a template's own expressions can raise while it renders (`{{ 1 // 0 }}`, `{{ "a" + 1
+# }}`, a missing key), besides Jinja's own errors: each is the template's mistake.
+TEMPLATE_ERRORS = (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, LookupError,
+                   AttributeError)
+
+
+def template_problem(exc: Exception, root: Path, image: str) -> Problem:
     """A template mistake as `file:line: template: message`, whatever kind it is."""
     if isinstance(exc, jinja2.TemplateNotFound):
         return Problem(f"templates/{exc.name}", 1, "template", f"not found (image {image})")
@@ -86,11 +131,12 @@ def template_problem(exc: jinja2.TemplateError, root: Path, image: str) -> Probl
         return Problem(_shown(exc.filename, root), exc.lineno, "template", exc.message or "")
     # Runtime errors (an undefined name) carry their place only in the traceback, which
     # Jinja rewrites to point into the template file.
+    message = (exc.message if isinstance(exc, jinja2.TemplateError) else None) or \
+        f"{exc.__class__.__name__}: {exc}"
     for frame, line in reversed(list(traceback.walk_tb(exc.__traceback__))):
         if frame.f_code.co_filename.endswith(".j2"):
-            return Problem(_shown(frame.f_code.co_filename, root), line, "template",
-                           str(exc.message or exc))
-    return Problem(f"(template of {image})", 1, "template", str(exc))
+            return Problem(_shown(frame.f_code.co_filename, root), line, "template", message)
+    return Problem(f"(template of {image})", 1, "template", message)
 
 
 def _shown(filename: str | None, root: Path) -> str:

@@ -89,17 +89,29 @@ def is_loopback(host: str) -> bool:
     return hostname in LOOPBACK_HOSTS
 
 
+def registry_problem(address: str) -> str | None:
+    """Why `address` cannot be a registry (host[:port][/namespace]) Docker accepts, or None."""
+    if len(address) > 255:  # a DNS name is at most 253 characters
+        return f"a registry of {len(address)} characters (at most 255)"
+    if not REGISTRY_RE.fullmatch(address):
+        return f"{address!r} is not a valid registry (host[:port][/namespace])"
+    host = split_registry(address)[0]
+    port = host.rpartition(":")[2] if ":" in host else ""
+    if port and not 0 < int(port) < 65536:
+        return f"port {port} of {address!r} is out of range (1-65535)"
+    return None
+
+
 def parse_registry(address: str, insecure: bool | None = None) -> HttpRegistry:
     """The registry at host[:port][/namespace]; ValueError names what is wrong.
 
     Loopback registries speak plain HTTP (Docker treats them as insecure too); others HTTPS
     unless `insecure` (default: $NGC_REGISTRY_INSECURE=1), read here once.
     """
+    problem = registry_problem(address)
+    if problem:
+        raise ValueError(problem)
     host, namespace = split_registry(address)
-    port = host.rpartition(":")[2] if ":" in host else ""
-    too_long = len(address) > 255  # a DNS name is at most 253 characters
-    if too_long or not REGISTRY_RE.fullmatch(address) or (port and not 0 < int(port) < 65536):
-        raise ValueError(f"{address!r} is not host[:port][/namespace]")
     if insecure is None:
         insecure = os.environ.get("NGC_REGISTRY_INSECURE") == "1"
     # A loopback registry speaks TLS only when certs.d holds its CA (Docker tries TLS first).

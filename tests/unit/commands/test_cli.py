@@ -73,8 +73,8 @@ def test_plan_refuses_a_bad_registry_option(write_release: WriteRelease) -> None
     manifest = str(write_release(GOOD_RELEASE))
     code, _, err = invoke("plan", manifest, "--registry", "registry.example:99999/ngc")
     assert code == 2
-    assert err.strip() == ("--registry:1: registry: 'registry.example:99999/ngc' is not "
-                           "host[:port][/namespace]")
+    assert err.strip() == ("--registry:1: registry: port 99999 of "
+                           "'registry.example:99999/ngc' is out of range (1-65535)")
 
 
 def test_render_writes_dockerfiles(write_release: WriteRelease, tmp_path: Path) -> None:

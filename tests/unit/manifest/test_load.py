@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ngc_builder.errors import InputError
@@ -122,6 +124,38 @@ def test_duplicate_image_names(write_release: WriteRelease) -> None:
     text = GOOD_RELEASE + '  - framework: jax\n    version: "0.12.0"\n    stack: cu13\n'
     assert problems(write_release, text) == [
         "releases/26.11.yaml:27: images[2].name: image name 'jax' is taken"]
+
+
+@pytest.mark.parametrize("name", ["base", "base-debian-bookworm", "cuda-cu13"])
+def test_generated_image_names_are_reserved(write_release: WriteRelease, name: str) -> None:
+    # Named so, a framework image would overwrite that generated parent's build context and
+    # another image would be built FROM the wrong parent.
+    text = GOOD_RELEASE + f'  - framework: jax\n    name: {name}\n    version: "0.12.0"\n' \
+        "    stack: cu13\n"
+    assert problems(write_release, text) == [
+        f"releases/26.11.yaml:28: images[2].name: image name {name!r} is reserved for the "
+        "generated images (base, base-<os>, cuda-<stack>)"]
+
+
+@pytest.mark.parametrize(("registry", "message"), [
+    ("localhost:99999", "port 99999 of 'localhost:99999' is out of range (1-65535)"),
+    ("r" * 300, "a registry of 300 characters (at most 255)"),
+    ("Registry.Example", "'Registry.Example' is not a valid registry (host[:port][/namespace])"),
+])
+def test_a_registry_docker_would_refuse_is_refused_by_check(
+        write_release: WriteRelease, registry: str, message: str) -> None:
+    text = GOOD_RELEASE.replace("registry: localhost:5000", f"registry: {registry}")
+    assert problems(write_release, text) == [
+        f"releases/26.11.yaml:2: registry: {message}"]
+
+
+def test_an_os_version_that_cannot_be_a_tag_is_refused(write_release: WriteRelease,
+                                                       project: Path) -> None:
+    base = project / "base-images" / "debian-trixie.yaml"
+    base.write_text(base.read_text().replace('os_version: "13"', 'os_version: "13+deb13u1"'))
+    found = problems(write_release, GOOD_RELEASE)
+    assert found[0].startswith("base-images/debian-trixie.yaml:4: os_version: "
+                               "'13+deb13u1' is not a valid OS version (it becomes an image tag")
 
 
 def test_duplicate_yaml_key(write_release: WriteRelease) -> None:
