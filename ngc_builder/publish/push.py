@@ -94,12 +94,13 @@ def transfer(engine: Engine, spec: ImageSpec, image_id: str, registry: Registry,
     """The engine's push; with NGC_PUSH_WITH=api an upload through the registry API (again
     after a transient failure: what is up by then is not sent again). The digest."""
     repository = spec.remote_repository(registry)
-    if isinstance(registry, HttpRegistry) and os.environ.get("NGC_PUSH_WITH") == "api":
+    api = api_registry(registry)
+    if api is not None:
         sources = [spec.parent] if spec.parent else []
         try:
             return RetryPolicy.from_env(say=sink).call(
                 f"upload {repository}:{tag}",
-                lambda: upload_image(engine.api, registry, spec.name, image_id, tag, sources,
+                lambda: upload_image(engine.api, api, spec.name, image_id, tag, sources,
                                      LayerMemo(default_memo_path()), sink),
                 lambda exc: isinstance(exc, RegistryUnavailable) or transient_text(exc))
         except RegistryAuthError as exc:
@@ -117,6 +118,12 @@ def engine_push(engine: Engine, repository: str, tag: str, sink: LineSink) -> Pu
                              sink))
 
 
+def api_registry(registry: Registry) -> HttpRegistry | None:
+    """The registry to push to through its API, when NGC_PUSH_WITH=api asks for that."""
+    wanted = os.environ.get("NGC_PUSH_WITH") == "api"
+    return registry if wanted and isinstance(registry, HttpRegistry) else None
+
+
 def _already_in_registry(engine: Engine, image_id: str, registry: Registry,
                          spec: ImageSpec) -> str | None:
     """A digest the engine recorded when it pushed this image here before, if still held."""
@@ -126,9 +133,10 @@ def _already_in_registry(engine: Engine, image_id: str, registry: Registry,
         name, _, digest = str(entry).partition("@")
         if name == repository and registry.manifest_digest(spec.name, digest) == digest:
             return digest
-    if isinstance(registry, HttpRegistry):  # uploaded through the API: the engine never knew
+    api = api_registry(registry)
+    if api is not None:  # uploaded through the API: the engine never knew
         with contextlib.suppress(RegistryAuthError):
-            return held_manifest(engine.api, registry, spec.name, image_id,
+            return held_manifest(engine.api, api, spec.name, image_id,
                                  LayerMemo(default_memo_path()))
     return None
 

@@ -6,7 +6,7 @@ the image (`docker save`), each layer the registry lacks is gzipped in parallel
 (publish/gzip.py) and streamed up as it is compressed, the parent's layers are mounted from
 the parent's repository (no bytes sent), and the manifest is composed and put last, so a
 half-done push leaves no tag. Layers already known (publish/layer_memo.py) are recognised in
-the export by their size and only hashed, never compressed again.
+the export by their size (small ones by their hash) and never compressed again.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def compose(image_id: str, diff_ids: list[str], memo: LayerMemo) -> Manifest | N
         "layers": [{"mediaType": LAYER_TYPE, "size": memo.layers[d].size,
                     "digest": memo.layers[d].digest} for d in diff_ids],
     }, indent=3).encode()
-    return Manifest(body, MANIFEST_TYPE, "sha256:" + hashlib.sha256(body).hexdigest())
+    return Manifest(body, MANIFEST_TYPE, _sha(body))
 
 
 def _what_is_missing(engine: ImageSource, registry: HttpRegistry, name: str, image_id: str,
@@ -140,8 +140,9 @@ def _transfer(engine: ImageSource, registry: HttpRegistry, name: str, export: Ex
 def _layer_chunks(member: tarfile.TarInfo, diff_id: str, export: Export, trust_sizes: bool,
                   reader: IO[bytes]) -> Iterable[bytes] | None:
     """The layer's bytes to upload, or None when the registry holds it: named so, or hashed
-    (a small layer, read whole), or of a held layer's size and then proven by its hash (a
-    large one: if the hash disagrees, it stays missing for a second reading)."""
+    (a small layer, read whole), or of a held layer's size (a large one, skipped unread: a
+    new layer that only shares that size stays in `export.missing`, and the export is read
+    again with sizes not trusted)."""
     if diff_id:
         return _chunks(reader) if diff_id in export.missing else None
     if member.size <= SMALL:
@@ -150,9 +151,6 @@ def _layer_chunks(member: tarfile.TarInfo, diff_id: str, export: Export, trust_s
         return None if held else [data]
     if not trust_sizes or member.size not in export.skip_sizes:
         return _chunks(reader)
-    read = hashlib.sha256()
-    for chunk in _chunks(reader):
-        read.update(chunk)
     return None
 
 
@@ -191,7 +189,7 @@ def _upload_layer(registry: HttpRegistry, name: str, chunks: Iterable[bytes], ta
 
 def _upload_config(registry: HttpRegistry, name: str, image_id: str, config: bytes,
                    memo: LayerMemo) -> None:
-    if "sha256:" + hashlib.sha256(config).hexdigest() != image_id:
+    if _sha(config) != image_id:
         raise RegistryError(f"the export of {image_id[:19]} holds another image's config")
     put_blob(registry, name, config)
     memo.remember_config(image_id, len(config))
