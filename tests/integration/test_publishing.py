@@ -168,7 +168,10 @@ def test_a_registry_stopped_mid_release_loses_nothing_and_pushes_nothing_twice(
          "--json"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 900
-        while parse_registry(fresh.registry).manifest_digest("base", TAG) is None:
+        # Base's content tag is set last, after its release tag and aliases: waiting for the
+        # release tag alone sometimes stopped the registry in the middle of base's promotion.
+        while not any(tag.startswith("key-")
+                      for tag in parse_registry(fresh.registry).list_tags("base")):
             assert run.poll() is None and time.monotonic() < deadline
             time.sleep(0.5)
         pid = registry_pid()
