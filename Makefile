@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine test unit integration lint lock fetch release test-frameworks test-gpu gpu-node bench \
+.PHONY: all setup engine test unit integration test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
 	report help
 
 all: test
@@ -31,6 +31,9 @@ unit: setup ## fast tests, no engine
 
 integration: setup engine ## tests against the real engine and registry
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+test-faults: setup engine ## faults on the real engine and registry: signals, full disks, services stopped (root; docs/reliability.md)
+	$(BIN)/python -m pytest -m faults tests/faults $(PYTEST_ARGS)
 
 lint: setup ## ruff + mypy
 	$(BIN)/ruff check ngc_builder tests frameworks bench

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ngc_builder.redact import strip_userinfo
@@ -41,3 +42,21 @@ class StepError(Exception):
 
 class EngineError(Exception):
     """The Docker engine or registry could not be reached or refused a request."""
+
+
+def os_problem(error: OSError) -> str:
+    """`build/26.11/release.json: No space left on device`: the file and the reason, without
+    the errno tuple Python prints."""
+    reason = error.strerror or str(error)
+    return f"{error.filename}: {reason}" if error.filename else reason
+
+
+# The OS's reason inside urllib3's retry wrapping (three nested reprs in one line).
+CONNECTION_REASON = re.compile(r"\[Errno -?\d+\] ([^'\")(]+)|(Read timed out|Connect timeout)")
+
+
+def connection_reason(error: Exception) -> str:
+    """`ConnectionError: Connection refused`, `ReadTimeout: Read timed out`."""
+    found = CONNECTION_REASON.search(str(error))
+    reason = next((group for group in found.groups() if group), "") if found else ""
+    return f"{error.__class__.__name__}: {reason.strip() or error}"

@@ -23,6 +23,10 @@ def write_atomic(path: Path, text: str) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.replace(scratch, path)
+    except OSError as exc:  # a full disk: name the file the user knows, not the scratch
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(scratch)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(scratch)

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable
 
-from ngc_builder.errors import EngineError, InputError, Problem, StepError
+from ngc_builder.errors import EngineError, InputError, Problem, StepError, os_problem
+from ngc_builder.pipeline.interrupt import Interrupted
 from ngc_builder.redact import strip_userinfo
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -36,9 +38,14 @@ def guarded(action: Callable[[], int], as_json: bool = False) -> int:
         # The reader went away (`| head`): not an error of ours, and nothing more to say.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+    except OSError as exc:  # a full disk or a read-only folder: the user's to fix, in one line
+        print(f"error: {os_problem(exc)}", file=sys.stderr)
+        _json_error(as_json, EXIT_FAILED, [{"message": os_problem(exc)}])
+        return EXIT_FAILED
+    except Interrupted as exc:
+        return _interrupted(exc.signal_name, exc.exit_code, as_json)
     except KeyboardInterrupt:
-        print("interrupted: the release record keeps what was finished", file=sys.stderr)
-        return 130
+        return _interrupted("SIGINT", 130, as_json)
     except Exception as exc:
         # A bug of ours, not the user's input: one line by default, the traceback on demand.
         if os.environ.get("NGC_DEBUG") == "1":
@@ -46,6 +53,19 @@ def guarded(action: Callable[[], int], as_json: bool = False) -> int:
         print(f"internal error: {exc.__class__.__name__}: {exc} (NGC_DEBUG=1 shows where)",
               file=sys.stderr)
         return EXIT_FAILED
+
+
+def _interrupted(signal_name: str, code: int, as_json: bool) -> int:
+    print(f"interrupted by {signal_name}: the release record keeps every finished step; run "
+          "the same command again to resume", file=sys.stderr)
+    _json_error(as_json, code, [{"message": f"interrupted by {signal_name}"}])
+    if threading.active_count() > 1:
+        # Workers are mid-build or mid-push: waiting for them would not stop at all. The
+        # engine cancels what they asked for once this process hangs up.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _fields(problem: Problem) -> dict[str, object]:

@@ -19,6 +19,7 @@ from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.commands.prepare import Prepared, prepare, registry_option
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui, summary_table
+from ngc_builder.pipeline.interrupt import Interrupted, stop_run, stop_signals_raise
 from ngc_builder.pipeline.release import (
     Preflight,
     host_defects,
@@ -30,7 +31,7 @@ from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, Run
 from ngc_builder.records.lock import release_lock
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
-from ngc_builder.services.engine import Engine, connect, gpu_mode
+from ngc_builder.services.engine import Engine, connect, gpu_mode, remove_stale_containers
 from ngc_builder.services.registry import Registry
 from ngc_builder.validate import baselines
 from ngc_builder.validate.preflight import host_preflight
@@ -68,6 +69,11 @@ class Host:
 def release_command(options: ReleaseOptions, host: Host = Host(),
                     registry: Registry | None = None) -> int:
     """`registry`: where to publish (default: --registry, else the manifest's)."""
+    with stop_signals_raise():
+        return _release(options, host, registry)
+
+
+def _release(options: ReleaseOptions, host: Host, registry: Registry | None) -> int:
     prepared = prepare(options.manifest, options.root, only=options.only,
                        registry=registry or registry_option(options.registry),
                        stack_check=options.stack_check)
@@ -136,8 +142,21 @@ def _state(options: ReleaseOptions, prepared: Prepared) -> RunState:
 
 def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
          mode: str) -> ReleaseRecord:
-    """OS images first (their IDs are the base layers' parents), then every selected image."""
     state = _state(options, prepared)
+    try:
+        return _run_images(options, prepared, services, mode, state)
+    except Interrupted as reason:
+        stop_run(state, services, reason)
+        raise
+
+
+def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServices, mode: str,
+                state: RunState) -> ReleaseRecord:
+    """OS images first (their IDs are the base layers' parents), then every selected image."""
+    swept = remove_stale_containers(services.engine)
+    if swept:
+        services.ui.step("release", f"removed {swept} container(s) left by an earlier run "
+                                    "that was killed")
     selected = prepared.plan.select(options.only)
     # The cache first: a locked OS base is built from its .debs there.
     network = ready_cache(services.engine, prepared.loaded, prepared.lock, selected,

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ngc_builder.errors import os_problem
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
 from ngc_builder.redact import strip_userinfo
 
@@ -30,19 +31,28 @@ class Ui:
         self.show_logs = show_logs
         self._files: dict[str, TextIO] = {}
         self.positions: dict[str, str] = {}
+        self.muted = False  # set when a run stops: the workers' last words would mislead
+        self._lost: set[str] = set()  # images whose log could not be written
+
+    def mute(self) -> None:
+        self.muted = True
 
     def plan(self, images: list[str]) -> None:
         """Number the images, so every step line says how far the run has come."""
         self.positions = {name: f"[{i}/{len(images)}] " for i, name in enumerate(images, 1)}
 
-    def step(self, image: str, message: str) -> None:
+    def step(self, image: str, message: str, always: bool = False) -> None:
+        if self.muted and not always:
+            return
         message = strip_userinfo(message)
         where = self.positions.get(image, "")
         self.console.print(Text.assemble((f"==> {where}{image}: ", "bold cyan"), message),
                            soft_wrap=True)
         self._write(image, f"==> {message}")
 
-    def problem(self, image: str, message: str) -> None:
+    def problem(self, image: str, message: str, always: bool = False) -> None:
+        if self.muted and not always:
+            return
         message = strip_userinfo(message)
         # One problem, one line, however long: CI logs and greps read it whole.
         self.console.print(Text.assemble((f"!!! {image}: ", "bold red"), message),
@@ -54,7 +64,7 @@ class Ui:
 
     def line(self, image: str, text: str) -> None:
         text = strip_userinfo(text)  # build and push output may echo an index URL
-        if self.show_logs:
+        if self.show_logs and not self.muted:
             self.console.print(Text(f"    {image} | {text}", style="dim"), soft_wrap=True)
         self._write(image, text)
 
@@ -62,11 +72,20 @@ class Ui:
         return self.log_dir / f"{image}.log"
 
     def _write(self, image: str, text: str) -> None:
-        if image not in self._files:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            self._files[image] = self.log_path(image).open("a", encoding="utf-8")
-        self._files[image].write(text + "\n")
-        self._files[image].flush()
+        if image in self._lost:
+            return
+        try:
+            if image not in self._files:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+                self._files[image] = self.log_path(image).open("a", encoding="utf-8")
+            self._files[image].write(text + "\n")
+            self._files[image].flush()
+        except OSError as exc:
+            # A full disk stops the log, not the build: said once, on the console only.
+            self._lost.add(image)
+            self.console.print(Text.assemble((f"!!! {image}: ", "bold red"),
+                                             f"log: {os_problem(exc)} (the log stops here)"),
+                               soft_wrap=True)
 
     def close(self) -> None:
         for handle in self._files.values():

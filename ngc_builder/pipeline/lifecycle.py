@@ -16,7 +16,7 @@ import requests
 from ngc_builder.build import packages, sizegate
 from ngc_builder.build.image import BuildOutcome, build_image, build_labels
 from ngc_builder.clock import now
-from ngc_builder.errors import StepError
+from ngc_builder.errors import StepError, os_problem
 from ngc_builder.pipeline import reuse
 from ngc_builder.pipeline.provenance import attach_sbom
 from ngc_builder.pipeline.run import Run
@@ -41,10 +41,15 @@ def process_image(run: Run, spec: ImageSpec, ready: Ready) -> None:
         # The engine went away between steps: fail this image, keep the record honest.
         fail_pending(record, f"engine: {exc.__class__.__name__}: {exc}")
         run.ui.problem(spec.name, f"engine: {exc}")
+    except OSError as exc:  # the build dir's disk is full (reports, logs, contexts)
+        step = run.state.step_of(spec.name) or "build"
+        fail_pending(record, f"{step}: {os_problem(exc)}")
+        run.ui.problem(spec.name, f"{step}: {os_problem(exc)}")
     finally:
         try:
+            run.state.doing(spec.name, None)
             _tell_expectation(run, record)
-            run.state.save()
+            _save(run, spec)
         finally:  # children waiting to push must hear of it, whatever happened above
             run.state.published(spec.name).set()
 
@@ -56,19 +61,30 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
         return
     if reuse.known_failure(run, spec, record):
         return
+    run.state.doing(spec.name, "build")
     if parent_image(run, spec) is None:
         parent = spec.parent or f"OS {spec.base}"
         block(record, f"{parent} did not pass")
         raise StepError(spec.name, "build", f"blocked: {parent} did not pass")
     build(run, spec, record)
+    run.state.doing(spec.name, "validate")
     validate(run, spec, record)
+    run.state.doing(spec.name, "size")
     size_gate(run, spec, record)
     ready()  # children may build on it while it is pushed
     if run.policy.push:
+        run.state.doing(spec.name, "push")
         publish(run, spec, record)
     else:
         record.push.status = "skipped"
         record.push.error = "--no-push"
+
+
+def _save(run: Run, spec: ImageSpec) -> None:
+    try:
+        run.state.save()
+    except OSError as exc:  # the record on disk stays the last one saved whole
+        run.ui.problem(spec.name, f"record: {os_problem(exc)}")
 
 
 def parent_image(run: Run, spec: ImageSpec) -> str | None:
@@ -220,6 +236,7 @@ def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     promote_tags(run, spec, record, outcome.digest)
 
 def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
+    run.state.doing(spec.name, "promote")
     attach_sbom(run, spec, record, digest)  # no release tag without its SBOM beside it
     try:
         done = promote(run.engine, run.registry, spec, digest, run.inputs.keys[spec.name].tag,

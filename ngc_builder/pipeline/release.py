@@ -48,7 +48,7 @@ def open_record(path: Path, plan: ReleasePlan, manifest: Path) -> ReleaseRecord:
         return ReleaseRecord(release=plan.release, registry=plan.registry.address,
                              manifest=str(manifest))
     record = previous.switched_to(plan.registry.address, str(manifest))
-    record.finished = None
+    record.finished = record.interrupted = None
     return record
 
 

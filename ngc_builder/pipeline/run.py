@@ -68,10 +68,32 @@ class RunState:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _image_locks: dict[str, threading.Lock] = field(default_factory=dict)
     _published: dict[str, threading.Event] = field(default_factory=dict)
+    _doing: dict[str, str] = field(default_factory=dict)  # image -> the step it is in
+    _frozen: bool = False
 
     def save(self) -> None:
         with self._lock:
-            save_record(self.record, self.record_file)
+            if not self._frozen:
+                save_record(self.record, self.record_file)
+
+    def doing(self, name: str, step: str | None) -> None:
+        """`name` is now in `step` (None: done), for an interruption to name."""
+        with self._lock:
+            if step is None:
+                self._doing.pop(name, None)
+            else:
+                self._doing[name] = step
+
+    def step_of(self, name: str) -> str | None:
+        with self._lock:
+            return self._doing.get(name)
+
+    def freeze(self) -> dict[str, str]:
+        """No save from now on (the workers go on until the process ends, and their records
+        of cut-short steps would be wrong); which image was in which step."""
+        with self._lock:
+            self._frozen = True
+            return dict(self._doing)
 
     def image_lock(self, name: str) -> threading.Lock:
         with self._lock:

@@ -25,7 +25,8 @@ def schedule(images: list[ImageSpec], work: ImageWork, jobs: int) -> None:
     ready: set[str] = set()
     futures: list[Future[None]] = []
     running = 0
-    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="image") as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="image")
+    try:
         while waiting or running:
             for spec in [s for s in waiting if s.parent is None or s.parent in ready
                          or s.parent not in names]:
@@ -35,6 +36,11 @@ def schedule(images: list[ImageSpec], work: ImageWork, jobs: int) -> None:
             name, event = events.get()
             ready.add(name)
             running -= event == "done"
+    except BaseException:
+        # Interrupted (a signal): waiting for the workers' builds and pushes would not stop.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     for future in futures:
         future.result()  # a bug in a worker is not swallowed
 

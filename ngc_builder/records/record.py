@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ngc_builder.clock import now
 from ngc_builder.errors import InputError, Problem
@@ -106,6 +106,7 @@ class ReleaseRecord(BaseModel):
     manifest: str
     started: str = Field(default_factory=now)
     finished: str | None = None
+    interrupted: str | None = None  # the signal that stopped the last run, and when
     os: dict[str, OsRecord] = Field(default_factory=dict)
 
     @field_validator("os", mode="before")
@@ -143,11 +144,15 @@ def load_record(path: Path) -> ReleaseRecord | None:
         return None
     try:
         return ReleaseRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        reason = f"{where}: {first['msg']}" if where else first["msg"]
     except (OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0]
-        raise InputError([Problem(str(path), 1, "(record)",
-                                  f"unreadable release record ({reason}); move it away to "
-                                  "start this release afresh")]) from None
+    raise InputError([Problem(str(path), 1, "(record)",
+                              f"unreadable release record ({reason}); move it away to "
+                              "start this release afresh")]) from None
 
 
 def save_record(record: ReleaseRecord, path: Path) -> None:

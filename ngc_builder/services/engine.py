@@ -9,6 +9,8 @@ fakes that mypy checks against these Protocols.
 from __future__ import annotations
 
 import os
+import secrets
+import socket
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -22,6 +24,10 @@ from ngc_builder.errors import EngineError
 
 SETUP_HINT = "start one with `make engine` (ci/setup-engine.sh)"
 KEY_LABEL = "org.ngc-builder.key"
+# On every container this process starts: an interrupted run removes exactly its own.
+PROCESS_LABEL = "org.ngc-builder.process"
+# host:pid-token: a later run on the same host sweeps the containers of a killed one.
+PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}-{secrets.token_hex(4)}"
 Chunk = Mapping[str, Any]  # one decoded JSON message of a build, push or pull stream
 Inspection = dict[str, Any]  # the engine's JSON about an image, as docker-py returns it
 
@@ -60,6 +66,10 @@ class EngineApi(Protocol):
     def load_image(self, data: IO[bytes]) -> Iterable[Chunk]: ...
 
     def get_image(self, image: str) -> Iterable[bytes]: ...
+
+    def containers(self, *, all: bool, filters: dict[str, str]) -> list[Inspection]: ...
+
+    def remove_container(self, container: str, *, force: bool) -> Any: ...
 
 
 class Container(Protocol):
@@ -112,8 +122,7 @@ class DockerEngine:
 
     @property
     def containers(self) -> EngineContainers:
-        containers: EngineContainers = self._client().containers
-        return containers
+        return LabelledContainers(self._client().containers)
 
     def _client(self) -> Any:  # docker-py has no type hints: Any stops here
         if not hasattr(self._local, "client"):
@@ -127,6 +136,63 @@ class DockerEngine:
         except (docker.errors.DockerException, requests.RequestException) as exc:
             raise EngineError(f"no Docker engine answers at {self.where} ({exc}); "
                               f"{SETUP_HINT}") from None
+
+
+class LabelledContainers:
+    """docker-py's containers, each one labelled with this process (`PROCESS_LABEL`)."""
+
+    def __init__(self, collection: Any) -> None:
+        self.collection = collection
+
+    def create(self, image: str, command: list[str], **options: Any) -> Container:
+        container: Container = self.collection.create(image, command, labels=_own(), **options)
+        return container
+
+    def run(self, image: str, command: list[str], **options: Any) -> bytes:
+        return bytes(self.collection.run(image, command, labels=_own(), **options))
+
+
+def _own() -> dict[str, str]:
+    return {PROCESS_LABEL: PROCESS_ID}
+
+
+def remove_own_containers(engine: Engine) -> int:
+    """Remove every container this process started (an interrupted validation's runner);
+    how many were there. An engine that is gone has none left to remove."""
+    try:
+        found = engine.api.containers(all=True, filters={"label": f"{PROCESS_LABEL}={PROCESS_ID}"})
+        for container in found:
+            engine.api.remove_container(container["Id"], force=True)
+    except (docker.errors.DockerException, requests.RequestException):
+        return 0
+    return len(found)
+
+
+def remove_stale_containers(engine: Engine) -> int:
+    """Remove the containers of builder processes on this host that are gone (killed with
+    SIGKILL, a machine that rebooted): their runners would otherwise stay forever."""
+    try:
+        found = engine.api.containers(all=True, filters={"label": PROCESS_LABEL})
+        stale = [c["Id"] for c in found if _of_dead_process(c["Labels"][PROCESS_LABEL])]
+        for container in stale:
+            engine.api.remove_container(container, force=True)
+    except (docker.errors.DockerException, requests.RequestException):
+        return 0
+    return len(stale)
+
+
+def _of_dead_process(process_id: str) -> bool:
+    host, _, rest = process_id.rpartition(":")
+    pid = rest.partition("-")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False  # another host's process (a remote engine): not ours to judge
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, another user's
+    return False
 
 
 def connect(timeout: int = 900) -> DockerEngine:

@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 
 import requests
 
+from ngc_builder.errors import connection_reason
 from ngc_builder.services import registry_blobs
 from ngc_builder.services.registry_auth import AuthError, RegistryAuth, scope_for
 
@@ -261,7 +262,7 @@ class HttpRegistry:
             raise RegistryError(f"{url}: TLS: {_reason(exc)}; a registry with its own CA needs "
                                 f"it in /etc/docker/certs.d/{self.host}/ca.crt") from None
         except (requests.ConnectionError, requests.Timeout) as exc:
-            raise RegistryUnavailable(f"{url}: {exc.__class__.__name__}: {exc}") from None
+            raise RegistryUnavailable(f"{url}: {connection_reason(exc)}") from None
         except requests.RequestException as exc:
             raise RegistryError(f"{url}: {exc.__class__.__name__}: {exc}") from None
         if response.status_code in TRANSIENT_STATUS:

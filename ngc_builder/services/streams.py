@@ -8,6 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import requests
+import urllib3
+
 LineSink = Callable[[str], None]
 
 
@@ -36,16 +39,33 @@ def _drain(
 ) -> None:
     """Read every chunk, echo its log text, hand it to `visit`; then fail on any error."""
     errors: list[str] = []
-    for chunk in chunks:
-        error = _error_of(chunk)
-        if error:
-            errors.append(error)
-            sink(f"ERROR: {error}")
-        for line in _log_lines(chunk):
-            sink(line)
-        visit(chunk)
+    out_of_space = False
+    try:
+        for chunk in chunks:
+            error = _error_of(chunk)
+            if error:
+                errors.append(error)
+                sink(f"ERROR: {error}")
+            for line in _log_lines(chunk):
+                out_of_space = out_of_space or NO_SPACE in line.lower()
+                sink(line)
+            visit(chunk)
+    except (urllib3.exceptions.HTTPError, requests.RequestException, OSError) as exc:
+        # The engine died or restarted mid-stream: say so, not urllib3's nested reprs.
+        raise StreamError(f"the engine closed the stream mid-way (stopped or restarted?): "
+                          f"{exc.__class__.__name__}") from None
     if errors:
-        raise StreamError(errors[-1])
+        raise StreamError(_short(errors[-1]) + (OUT_OF_SPACE if out_of_space else ""))
+
+
+NO_SPACE = "no space left on device"
+OUT_OF_SPACE = " (its output says 'No space left on device': the engine's data root is full)"
+# A failed RUN quotes its whole command; the log has it, the one-line error needs its start.
+FAILED_COMMAND = re.compile(r"^(The command '.{100}).+(' returned a non-zero code: \d+)$", re.S)
+
+
+def _short(error: str) -> str:
+    return FAILED_COMMAND.sub(r"\1...\2", error)
 
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -17,7 +17,7 @@ import docker.errors
 import docker.types
 import requests
 
-from ngc_builder.errors import StepError
+from ngc_builder.errors import StepError, connection_reason
 from ngc_builder.runner.nvml import device_nodes
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.engine import Engine
@@ -45,6 +45,9 @@ def validate_image(
     try:
         stdout, stderr, status = run_runner(engine, ref, gpu_mode, timeout, environment)
         labels = check_labels(engine, ref, expected_labels)
+    except requests.ConnectionError as exc:
+        raise StepError(name, "validate", "the engine went away mid-validation (stopped or "
+                        f"restarted?): {connection_reason(exc)}") from None
     except (docker.errors.DockerException, requests.RequestException) as exc:
         # An engine error or a runner that outlives `timeout` fails this image, not the run.
         raise StepError(name, "validate", f"{exc.__class__.__name__}: {exc}") from None

@@ -90,7 +90,8 @@ def docker_client() -> Any:
 # (`ngc-local/<image>:<key>`, adopted by the next run) stay, and so does anything another
 # process (a `make release` beside the tests) tagged meanwhile.
 THROWAWAY_NAMESPACE = re.compile(r"/[a-z]+(?:-[a-z]+)*-[0-9a-f]{6,8}/")
-THROWAWAY_REFS = ("ngc-local/os-test:", "ngc-local/os-repro-test:", "ngc-test/")
+THROWAWAY_REFS = ("ngc-local/os-test:", "ngc-local/os-repro-test:", "ngc-test/",
+                  "ngc-local/slow:")  # the fault suite's framework
 
 
 def throwaway(tag: str) -> bool:

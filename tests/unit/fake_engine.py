@@ -257,6 +257,13 @@ class FakeApi:
         self.engine.calls.append(("load",))
         yield {"stream": "Loaded image"}
 
+    def containers(self, *, all: bool, filters: dict[str, str]) -> list[dict[str, Any]]:
+        """The fake's containers are removed as soon as they are done: none is left over."""
+        return []
+
+    def remove_container(self, container: str, *, force: bool) -> None:
+        raise AssertionError(f"no container {container} to remove")
+
     def get_image(self, image: str) -> Iterator[bytes]:
         # The pipeline's fakes push through the engine (FakeRegistry speaks no HTTP); the
         # registry-API push has its own tests (tests/unit/publish/test_upload.py).

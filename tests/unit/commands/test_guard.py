@@ -56,3 +56,30 @@ def test_a_terminal_escape_in_a_reason_is_refused_at_check(write_release: WriteR
                           cwd=REPO, capture_output=True, text=True, check=False)
     assert done.returncode == EXIT_INPUT
     assert "\x1b" not in done.stderr and "expect_failure" in done.stderr
+
+
+def disk_full() -> int:
+    raise OSError(28, "No space left on device", "build/26.11/release.json")
+
+
+def test_a_full_disk_is_one_line_naming_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert guarded(disk_full, as_json=True) == 1
+    out, err = capsys.readouterr()
+    assert err == "error: build/26.11/release.json: No space left on device\n"
+    assert json.loads(out)["problems"] == [
+        {"message": "build/26.11/release.json: No space left on device"}]
+
+
+def test_an_interrupt_says_how_to_resume_and_exits_as_a_shell_reports_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import signal
+
+    from ngc_builder.pipeline.interrupt import Interrupted
+
+    def stopped() -> int:
+        raise Interrupted(signal.SIGTERM)
+
+    assert guarded(stopped) == 143
+    assert capsys.readouterr().err == (
+        "interrupted by SIGTERM: the release record keeps every finished step; run the same "
+        "command again to resume\n")

@@ -195,3 +195,31 @@ def test_pull_error_raises_after_reading_to_the_end() -> None:
 def test_pull_plain_error_raises() -> None:
     with pytest.raises(StreamError, match=r"^pull access denied$"):
         consume_pull([{"error": "pull access denied"}], lambda _: None)
+
+
+def test_a_stream_cut_by_the_engine_dying_is_one_line() -> None:
+    import urllib3
+
+    def cut() -> Iterator[dict[str, Any]]:
+        yield {"stream": "Step 1/2 : FROM base\n"}
+        raise urllib3.exceptions.ProtocolError("Connection broken: IncompleteRead(0 bytes read)")
+
+    with pytest.raises(StreamError) as stopped:
+        consume_build(cut(), lambda line: None)
+    assert str(stopped.value) == ("the engine closed the stream mid-way (stopped or "
+                                  "restarted?): ProtocolError")
+
+
+def test_a_failed_run_command_is_shortened_and_a_full_disk_named() -> None:
+    command = "set -e; apt-get install " + "libfoo " * 60
+    chunks: list[dict[str, Any]] = [
+        {"stream": "dpkg: error: failed to write: No space left on device\n"},
+              {"errorDetail": {"message": f"The command '/bin/sh -c {command}' returned a "
+                                          "non-zero code: 100"}}]
+    with pytest.raises(StreamError) as failed:
+        consume_build(iter(chunks), lambda line: None)
+    message = str(failed.value)
+    assert message.startswith("The command '/bin/sh -c set -e; apt-get install libfoo")
+    assert "...' returned a non-zero code: 100 (its output says 'No space left on device': " \
+           "the engine's data root is full)" in message
+    assert len(message) < 250

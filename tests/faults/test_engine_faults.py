@@ -1,0 +1,131 @@
+"""The Docker engine itself failing: a second real dockerd (its own data root, socket and
+bridge; the main engine is never touched) killed by PID mid-build and mid-validation, and its
+data root (a real tmpfs) full mid-build. Each time: one line naming image and step, the record
+honest, the engine's leftovers swept, and the rerun resumes once the engine is back."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from ngc_builder.services.registry import parse_registry
+from tests.faults.engines import SecondEngine, copy_image, leave_free, second_engine, unavailable
+from tests.faults.project import slow_project
+from tests.faults.running import Release, containers_running, namespace, own_containers
+
+pytestmark = pytest.mark.faults
+OS_REPOSITORY = "ngc-local/os-debian-trixie"
+
+
+def _with_os(engine: SecondEngine) -> SecondEngine:
+    """The OS base copied from the main engine: the second one need not bootstrap it."""
+    for image in docker.from_env().images.list(OS_REPOSITORY):
+        for tag in image.tags:
+            copy_image(tag, engine)
+    return engine
+
+
+@contextlib.contextmanager
+def short_folder() -> Iterator[Path]:
+    """A folder with a short path: containerd's sockets live in it, and a unix socket's path
+    must stay under 104 bytes (pytest's tmp_path is longer)."""
+    folder = Path(tempfile.mkdtemp(prefix="ngce-"))
+    try:
+        yield folder / "engine"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def engine() -> Iterator[SecondEngine]:
+    if (reason := unavailable()) is not None:
+        pytest.skip(reason)
+    with short_folder() as folder, second_engine(folder) as started:
+        yield _with_os(started)
+
+
+def test_engine_killed_mid_build_fails_the_build_in_one_line_and_the_rerun_builds_only_it(
+    tmp_path: Path, engine: SecondEngine,
+) -> None:
+    project = slow_project(tmp_path / "project", build_seconds=20)
+    run = Release(project.manifest, namespace("faults-engine"), tmp_path / "build",
+                  env=engine.env())
+    run.start()
+    run.wait_for("slow: building")
+    run.wait_for("cuda-mini: " + run.registry + "/cuda-mini:26.11-py3 -> ")
+    while not containers_running(project.token, engine.host):
+        time.sleep(0.3)
+    engine.kill()
+    assert run.finish(timeout=120) == 1
+    print("\n".join(run.problems()))
+    assert run.problems() == ["!!! slow: build: the engine closed the stream mid-way (stopped "
+                              "or restarted?): ProtocolError"], run.stderr()[-3000:]
+    assert "Traceback" not in run.stderr() and "internal error" not in run.stderr()
+    images = json.loads(run.stdout_file.read_text())["images"]  # --json still answers
+    assert images["slow"]["build"]["status"] == "failed"
+    assert images["cuda-mini"]["push"]["status"] == "ok"
+    engine.start()
+    assert run.run() == 0, run.stderr()[-3000:]
+    assert [line for line in run.stderr().splitlines() if "building" in line] == [
+        line for line in run.stderr().splitlines() if "slow: building" in line] != []
+    assert run.record()["images"]["cuda-mini"]["push"]["reused"] is True
+
+
+def test_engine_killed_mid_validation_fails_it_in_one_line_and_the_rerun_sweeps_its_runner(
+    tmp_path: Path, engine: SecondEngine,
+) -> None:
+    project = slow_project(tmp_path / "project", validate_seconds=15)
+    run = Release(project.manifest, namespace("faults-engine"), tmp_path / "build",
+                  env=engine.env())
+    process = run.start()
+    run.wait_for("slow: validating")
+    time.sleep(3)
+    engine.kill()
+    assert run.finish(timeout=120) == 1
+    print("\n".join(run.problems()))
+    [problem] = run.problems()
+    assert problem.startswith("!!! slow: validate: the engine went away mid-validation "
+                              "(stopped or restarted?): ConnectionError: "), problem
+    assert "Traceback" not in run.stderr() and "internal error" not in run.stderr()
+    slow = run.record()["images"]["slow"]
+    assert (slow["build"]["status"], slow["validation"]["status"]) == ("ok", "failed")
+    assert slow["push"]["status"] == "blocked"
+    assert parse_registry(run.registry).manifest_digest("slow", "26.11-py3") is None
+    engine.start()
+    assert own_containers(process.pid, engine.host)  # the dead run's runner is still there
+    assert run.run() == 0, run.stderr()[-3000:]
+    assert "removed 1 container(s) left by an earlier run that was killed" in run.stderr()
+    assert own_containers(process.pid, engine.host) == []
+    assert run.record()["images"]["slow"]["build"]["reused"] is True
+
+
+def test_data_root_full_mid_build_says_so_in_one_line_and_the_rerun_completes(
+    tmp_path: Path,
+) -> None:
+    if (reason := unavailable()) is not None:
+        pytest.skip(reason)
+    project = slow_project(tmp_path / "project")
+    with short_folder() as folder, second_engine(folder, data_root_size="1G") as small:
+        _with_os(small)
+        leave_free(small, 40 * 1024 * 1024)
+        run = Release(project.manifest, namespace("faults-full"), tmp_path / "build",
+                      env=small.env())
+        assert run.run(timeout=300) == 1, run.stderr()[-3000:]
+        print("\n".join(run.problems()))
+        base = run.problems()[0]
+        assert base.startswith("!!! base: build: The command '")
+        assert base.endswith("(its output says 'No space left on device': the engine's data "
+                             "root is full)") and len(base) < 400
+        assert run.problems()[1:] == ["!!! cuda-mini: build: blocked: base did not pass",
+                                      "!!! slow: build: blocked: cuda-mini did not pass"]
+        small.docker("info")  # the engine lives on
+        (small.folder / "data" / "ballast").unlink()
+        assert run.run(timeout=600) == 0, run.stderr()[-3000:]
