@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 from collections.abc import Callable
 
 from ngc_builder.errors import EngineError, InputError, Problem, StepError, os_problem
@@ -43,9 +42,9 @@ def guarded(action: Callable[[], int], as_json: bool = False) -> int:
         _json_error(as_json, EXIT_FAILED, [{"message": os_problem(exc)}])
         return EXIT_FAILED
     except Interrupted as exc:
-        return _interrupted(exc.signal_name, exc.exit_code, as_json)
+        return _interrupted(exc.signal_name, exc.exit_code, as_json, exc.workers_left)
     except KeyboardInterrupt:
-        return _interrupted("SIGINT", 130, as_json)
+        return _interrupted("SIGINT", 130, as_json, workers_left=False)
     except Exception as exc:
         # A bug of ours, not the user's input: one line by default, the traceback on demand.
         if os.environ.get("NGC_DEBUG") == "1":
@@ -55,11 +54,11 @@ def guarded(action: Callable[[], int], as_json: bool = False) -> int:
         return EXIT_FAILED
 
 
-def _interrupted(signal_name: str, code: int, as_json: bool) -> int:
+def _interrupted(signal_name: str, code: int, as_json: bool, workers_left: bool) -> int:
     print(f"interrupted by {signal_name}: the release record keeps every finished step; run "
           "the same command again to resume", file=sys.stderr)
     _json_error(as_json, code, [{"message": f"interrupted by {signal_name}"}])
-    if threading.active_count() > 1:
+    if workers_left:
         # Workers are mid-build or mid-push: waiting for them would not stop at all. The
         # engine cancels what they asked for once this process hangs up.
         sys.stdout.flush()

@@ -147,6 +147,7 @@ def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
         return _run_images(options, prepared, services, mode, state)
     except Interrupted as reason:
         stop_run(state, services, reason)
+        reason.workers_left = True
         raise
 
 

@@ -30,6 +30,9 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, number: int) -> None:
         self.signal_name = signal.Signals(number).name
         self.exit_code = 128 + number
+        # Set once a run stopped with its workers mid-build or mid-push: the process must
+        # then end without waiting for them (the engine cancels what they asked for).
+        self.workers_left = False
         super().__init__(f"interrupted by {self.signal_name}")
 
 
