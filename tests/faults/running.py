@@ -85,16 +85,19 @@ class Release:
         return data
 
 
+def _client(host: str | None) -> docker.DockerClient:
+    return docker.DockerClient(base_url=host) if host else docker.from_env()
+
+
 def own_containers(pid: int, host: str | None = None) -> list[str]:
-    """Containers the builder process `pid` started and that are still there."""
-    client = docker.DockerClient(base_url=host) if host else docker.from_env()
-    found = client.containers.list(all=True, filters={"label": "org.ngc-builder.process"})
-    return [c.id for c in found
-            if c.labels["org.ngc-builder.process"].rpartition(":")[2].startswith(f"{pid}-")]
+    """Containers the builder process `pid` started and that are still there. One listing
+    call (no inspect per container): other tests' containers come and go meanwhile."""
+    found = _client(host).api.containers(all=True, filters={"label": "org.ngc-builder.process"})
+    return [c["Id"] for c in found
+            if c["Labels"]["org.ngc-builder.process"].rpartition(":")[2].startswith(f"{pid}-")]
 
 
 def containers_running(token: str, host: str | None = None) -> list[str]:
     """Containers (a build's too) whose command holds `token`."""
-    client = docker.DockerClient(base_url=host) if host else docker.from_env()
-    return [c.id for c in client.containers.list(all=True)
-            if token in " ".join(c.attrs["Config"].get("Cmd") or [])]
+    return [c["Id"] for c in _client(host).api.containers(all=True)
+            if token in (c.get("Command") or "")]
