@@ -20,8 +20,9 @@ def test_this_process_is_named_with_its_host_and_pid() -> None:
 
 
 def test_a_process_that_ended_on_this_host_is_dead() -> None:
-    pid = subprocess.Popen(["true"]).pid
-    os.waitpid(pid, 0)
+    ended = subprocess.Popen(["true"])
+    ended.wait()  # reaped: its PID names no process now
+    pid = ended.pid
     assert _of_dead_process(f"{socket.gethostname()}:{pid}-0a1b2c3d")
 
 
