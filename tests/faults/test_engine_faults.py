@@ -52,12 +52,15 @@ def engine() -> Iterator[SecondEngine]:
         yield _with_os(started)
 
 
+def _release_on(engine: SecondEngine, manifest: Path, tmp_path: Path) -> Release:
+    return Release(manifest, namespace("faults-engine"), tmp_path / "build", env=engine.env())
+
+
 def test_engine_killed_mid_build_fails_the_build_in_one_line_and_the_rerun_builds_only_it(
     tmp_path: Path, engine: SecondEngine,
 ) -> None:
     project = slow_project(tmp_path / "project", build_seconds=20)
-    run = Release(project.manifest, namespace("faults-engine"), tmp_path / "build",
-                  env=engine.env())
+    run = _release_on(engine, project.manifest, tmp_path)
     run.start()
     run.wait_for("slow: building")
     run.wait_for("cuda-mini: " + run.registry + "/cuda-mini:26.11-py3 -> ")
@@ -83,8 +86,7 @@ def test_engine_killed_mid_validation_fails_it_in_one_line_and_the_rerun_sweeps_
     tmp_path: Path, engine: SecondEngine,
 ) -> None:
     project = slow_project(tmp_path / "project", validate_seconds=15)
-    run = Release(project.manifest, namespace("faults-engine"), tmp_path / "build",
-                  env=engine.env())
+    run = _release_on(engine, project.manifest, tmp_path)
     process = run.start()
     run.wait_for("slow: validating")
     time.sleep(3)
