@@ -10,37 +10,18 @@ import click
 
 from ngc_builder import __version__
 from ngc_builder.build.osbase import Strategy
+from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OFFLINE, OS_SOURCE, REGISTRY, ROOT
+from ngc_builder.cli_run import ci, release, validate
 from ngc_builder.commands.check import CheckOptions, check_command
-from ngc_builder.commands.ci import CiOptions, ci_command
 from ngc_builder.commands.fetch import FetchOptions, fetch_command
 from ngc_builder.commands.guard import guarded
 from ngc_builder.commands.lock import LockOptions, lock_command
 from ngc_builder.commands.plan import PlanOptions, plan_command
 from ngc_builder.commands.preflight import PreflightOptions, preflight_command
 from ngc_builder.commands.rebuild import RebuildOptions, rebuild_command
-from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.commands.render import RenderOptions, render_command
 from ngc_builder.commands.report import ReportOptions, report_command
-from ngc_builder.commands.validate import (
-    ValidateHostOptions,
-    ValidateImageOptions,
-    validate_host_command,
-    validate_image_command,
-)
 from ngc_builder.commands.verify import VerifyOptions, verify_command
-from ngc_builder.validate.baselines import DEFAULT_FILE as DEFAULT_BASELINES
-from ngc_builder.validate.host import HostBaselines
-
-MANIFEST = click.argument("manifest", type=click.Path(path_type=Path))
-ROOT = click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
-                    help="Project folder with frameworks/, base-images/, templates/ "
-                         "(default: the manifest's folder's parent).")
-JSON = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-REGISTRY = click.option("--registry", default=None,
-                        help="Push to this registry (host[:port][/namespace]) instead of the "
-                             "manifest's.")
-OFFLINE = click.option("--offline", is_flag=True,
-                       help="Skip the stack check (it reads wheel metadata from the index).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,11 +43,6 @@ def check(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> No
     """Check a release manifest and its stacks; print every problem as file:line: field."""
     options = CheckOptions(manifest, root, offline, as_json)
     sys.exit(guarded(lambda: check_command(options), options.as_json))
-
-
-OS_SOURCE = click.option("--os-source", type=click.Choice(["auto", "pull", "bootstrap"]),
-                         default="auto", show_default=True,
-                         help="How to get the OS base: pull it, or debootstrap it.")
 
 
 @main.command()
@@ -98,10 +74,6 @@ def fetch(manifest: Path, root: Path | None, cache_dir: Path | None, as_json: bo
     cached are not fetched again), for builds with no network."""
     options = FetchOptions(manifest, root, cache_dir, as_json)
     sys.exit(guarded(lambda: fetch_command(options), options.as_json))
-
-
-BUILD_DIR = click.option("--build-dir", type=click.Path(path_type=Path), default=Path("build"),
-                         show_default=True, help="Where contexts, logs, reports and records go.")
 
 
 @main.command()
@@ -143,82 +115,6 @@ def render(manifest: Path, out: Path, root: Path | None, offline: bool, as_json:
     """Render Dockerfiles and build contexts (byte-identical for the same input)."""
     options = RenderOptions(manifest, out, root, offline, as_json)
     sys.exit(guarded(lambda: render_command(options), options.as_json))
-
-
-@main.command()
-@MANIFEST
-@click.option("--only", multiple=True, help="Only this image (and what it is built on).")
-@REGISTRY
-@click.option("--no-push", is_flag=True, help="Build and validate, push nothing.")
-@ROOT
-@BUILD_DIR
-@OS_SOURCE
-@click.option("--offline", is_flag=True,
-              help="Hermetic: builds run on an internal network with no route out, and get "
-                   "packages only from the cache (fill it first with `fetch`); no stack check.")
-@click.option("--quiet", is_flag=True, help="Do not echo build logs (they are still saved).")
-@click.option("--jobs", "-j", type=click.IntRange(1, 16), default=2, show_default=True,
-              help="Images built, validated and pushed at the same time (siblings in the DAG).")
-@click.option("--force", is_flag=True,
-              help="Move release tags that already point at another digest (recorded).")
-@click.option("--no-cache", is_flag=True,
-              help="Build every image that is not published anew, without the layer cache.")
-@JSON
-def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
-            root: Path | None, build_dir: Path, os_source: str,
-            offline: bool, quiet: bool, jobs: int, force: bool, no_cache: bool,
-            as_json: bool) -> None:
-    """Build, validate, push candidates and promote a release; end with a summary table.
-
-    Images whose content key the registry already holds are neither built nor pushed."""
-    options = ReleaseOptions(
-        manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
-        build_dir=build_dir, os_strategy=cast(Strategy, os_source), offline=offline,
-        stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
-        no_cache=no_cache)
-    sys.exit(guarded(lambda: release_command(options), options.as_json))
-
-
-@main.command()
-@click.argument("image", required=False)
-@click.option("--host", is_flag=True, help="Validate this Python environment, not an image.")
-@click.option("--framework", default=None, help="With --host: the framework probe to run.")
-@click.option("--version", "version", default=None,
-              help="With --host: the framework version expected (default: installed).")
-@click.option("--python", "python", default=None,
-              help="With --host: the interpreter whose environment is validated (default: the "
-                   "first of this one, python3 and python on PATH that imports the framework).")
-@click.option("--release", "manifest", type=click.Path(path_type=Path), default=None,
-              help="Release manifest whose labels the image must carry.")
-@click.option("--root", type=click.Path(path_type=Path), default=Path("."), show_default=True,
-              help="With --host: the project folder holding frameworks/.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("build/validate"),
-              show_default=True, help="Folder for the JSON report and JUnit XML.")
-@click.option("--junit", type=click.Path(path_type=Path), default=None,
-              help="Also write JUnit XML here.")
-@click.option("--baselines", "baselines_file", type=click.Path(path_type=Path), default=None,
-              help="T3 floors and medians (default: ROOT/baselines/gpu.json).")
-@click.option("--record-baseline", "record_as", default=None, metavar="YY.MM",
-              help="With --host: compare with releases before YY.MM, then record the T3 "
-                   "medians of a passing run as YY.MM's baseline.")
-@JSON
-def validate(image: str | None, host: bool, framework: str | None, version: str | None,
-             python: str | None, manifest: Path | None, root: Path, out: Path,
-             junit: Path | None,
-             baselines_file: Path | None, record_as: str | None, as_json: bool) -> None:
-    """Validate IMAGE inside a container, or this host with --host --framework NAME."""
-    if host == (image is not None) or (host and framework is None):
-        raise click.UsageError("give IMAGE, or --host with --framework NAME")
-    if host:
-        assert framework is not None
-        baselines = HostBaselines(baselines_file or root / DEFAULT_BASELINES, record_as)
-        host_options = ValidateHostOptions(framework, python, root, version, out, junit,
-                                           as_json, baselines)
-        sys.exit(guarded(lambda: validate_host_command(host_options), host_options.as_json))
-    assert image is not None
-    image_options = ValidateImageOptions(image, manifest, out, junit, as_json,
-                                         baselines_file or root / DEFAULT_BASELINES)
-    sys.exit(guarded(lambda: validate_image_command(image_options), image_options.as_json))
 
 
 @main.command()
@@ -266,19 +162,6 @@ def rebuild(release_id: str, archive_dir: Path, root: Path | None, registry: str
 
 
 @main.command()
-@MANIFEST
-@ROOT
-@click.option("--out-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("ci"),
-              show_default=True, help="Where the pipeline files go.")
-@click.option("--check", is_flag=True, help="Compare instead of writing; exit 1 when stale.")
-def ci(manifest: Path, root: Path | None, out_dir: Path, check: bool) -> None:
-    """Generate the monthly-build pipelines (GitHub Actions, GitLab CI): one job per image,
-    needing its parent's job."""
-    options = CiOptions(manifest, root, out_dir, check)
-    sys.exit(guarded(lambda: ci_command(options)))
-
-
-@main.command()
 @click.option("--min-driver", default=None, help="The oldest NVIDIA driver to accept.")
 @click.option("--release", "manifest", type=click.Path(path_type=Path), default=None,
               help="Take the minimum driver from this release's CUDA stacks (the strictest).")
@@ -290,3 +173,8 @@ def preflight(min_driver: str | None, manifest: Path | None, junit: Path | None,
     """T1 host preflight through NVML: driver, GPUs, ECC, remapped rows, clocks, processes."""
     options = PreflightOptions(min_driver, manifest, junit, as_json)
     sys.exit(guarded(lambda: preflight_command(options), options.as_json))
+
+
+main.add_command(release)
+main.add_command(validate)
+main.add_command(ci)

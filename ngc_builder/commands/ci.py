@@ -19,6 +19,7 @@ class CiOptions:
     root: Path | None = None
     out_dir: Path = Path("ci")
     check: bool = False
+    site: Path | None = None  # runner labels; None: NGC_SITE or ROOT/site.yaml
 
 
 def ci_command(options: CiOptions) -> int:

@@ -30,6 +30,9 @@ class ValidateImageOptions:
     junit: Path | None = None
     as_json: bool = False
     baselines_file: Path = DEFAULT_FILE
+    slurm: bool = False  # as a job of the site's Slurm cluster
+    site: Path | None = None
+    root: Path = Path(".")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,127 @@
+"""The commands of a release run: `release`, `validate` and `ci` (registered by cli.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import cast
+
+import click
+
+from ngc_builder.build.osbase import Strategy
+from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OS_SOURCE, REGISTRY, ROOT, SITE
+from ngc_builder.commands.ci import CiOptions, ci_command
+from ngc_builder.commands.guard import guarded
+from ngc_builder.commands.release import ReleaseOptions, release_command
+from ngc_builder.commands.validate import (
+    ValidateHostOptions,
+    ValidateImageOptions,
+    validate_host_command,
+    validate_image_command,
+)
+from ngc_builder.validate.baselines import DEFAULT_FILE as DEFAULT_BASELINES
+from ngc_builder.validate.host import HostBaselines
+
+
+@click.command()
+@MANIFEST
+@click.option("--only", multiple=True, help="Only this image (and what it is built on).")
+@REGISTRY
+@click.option("--no-push", is_flag=True, help="Build and validate, push nothing.")
+@ROOT
+@BUILD_DIR
+@OS_SOURCE
+@click.option("--offline", is_flag=True,
+              help="Hermetic: builds run on an internal network with no route out, and get "
+                   "packages only from the cache (fill it first with `fetch`); no stack check.")
+@click.option("--quiet", is_flag=True, help="Do not echo build logs (they are still saved).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 16), default=2, show_default=True,
+              help="Images built, validated and pushed at the same time (siblings in the DAG).")
+@click.option("--force", is_flag=True,
+              help="Move release tags that already point at another digest (recorded).")
+@click.option("--no-cache", is_flag=True,
+              help="Build every image that is not published anew, without the layer cache.")
+@SITE
+@click.option("--validate-on", type=click.Choice(["engine", "slurm"]), default="engine",
+              show_default=True,
+              help="engine: validate on the build host; slurm: push a candidate, validate it "
+                   "as a Slurm job (the site's slurm:), promote only what passed.")
+@JSON
+def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
+            root: Path | None, build_dir: Path, os_source: str,
+            offline: bool, quiet: bool, jobs: int, force: bool, no_cache: bool,
+            site: Path | None, validate_on: str, as_json: bool) -> None:
+    """Build, validate, push candidates and promote a release; end with a summary table.
+
+    Images whose content key the registry already holds are neither built nor pushed."""
+    options = ReleaseOptions(
+        manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
+        build_dir=build_dir, os_strategy=cast(Strategy, os_source), offline=offline,
+        stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
+        no_cache=no_cache, site=site, validate_on=validate_on)
+    sys.exit(guarded(lambda: release_command(options), options.as_json))
+
+
+@click.command()
+@click.argument("image", required=False)
+@click.option("--host", is_flag=True, help="Validate this Python environment, not an image.")
+@click.option("--framework", default=None, help="With --host: the framework probe to run.")
+@click.option("--version", "version", default=None,
+              help="With --host: the framework version expected (default: installed).")
+@click.option("--python", "python", default=None,
+              help="With --host: the interpreter whose environment is validated (default: the "
+                   "first of this one, python3 and python on PATH that imports the framework).")
+@click.option("--release", "manifest", type=click.Path(path_type=Path), default=None,
+              help="Release manifest whose labels the image must carry.")
+@click.option("--root", type=click.Path(path_type=Path), default=Path("."), show_default=True,
+              help="With --host: the project folder holding frameworks/.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("build/validate"),
+              show_default=True, help="Folder for the JSON report and JUnit XML.")
+@click.option("--junit", type=click.Path(path_type=Path), default=None,
+              help="Also write JUnit XML here.")
+@click.option("--baselines", "baselines_file", type=click.Path(path_type=Path), default=None,
+              help="T3 floors and medians (default: ROOT/baselines/gpu.json).")
+@click.option("--slurm", is_flag=True,
+              help="With IMAGE: validate it as a Slurm job of the site's cluster (slurm: in "
+                   "the site file), bring its JSON and JUnit back.")
+@SITE
+@click.option("--record-baseline", "record_as", default=None, metavar="YY.MM",
+              help="With --host: compare with releases before YY.MM, then record the T3 "
+                   "medians of a passing run as YY.MM's baseline.")
+@JSON
+def validate(image: str | None, host: bool, framework: str | None, version: str | None,
+             python: str | None, manifest: Path | None, root: Path, out: Path,
+             junit: Path | None,
+             baselines_file: Path | None, slurm: bool, site: Path | None, record_as: str | None,
+             as_json: bool) -> None:
+    """Validate IMAGE inside a container, or this host with --host --framework NAME."""
+    if host == (image is not None) or (host and framework is None):
+        raise click.UsageError("give IMAGE, or --host with --framework NAME")
+    if host:
+        assert framework is not None
+        baselines = HostBaselines(baselines_file or root / DEFAULT_BASELINES, record_as)
+        host_options = ValidateHostOptions(framework, python, root, version, out, junit,
+                                           as_json, baselines)
+        sys.exit(guarded(lambda: validate_host_command(host_options), host_options.as_json))
+    assert image is not None
+    image_options = ValidateImageOptions(image, manifest, out, junit, as_json,
+                                         baselines_file or root / DEFAULT_BASELINES,
+                                         slurm=slurm, site=site, root=root)
+    sys.exit(guarded(lambda: validate_image_command(image_options), image_options.as_json))
+
+
+
+@click.command()
+@MANIFEST
+@ROOT
+@click.option("--out-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("ci"),
+              show_default=True, help="Where the pipeline files go.")
+@click.option("--check", is_flag=True, help="Compare instead of writing; exit 1 when stale.")
+@SITE
+def ci(manifest: Path, root: Path | None, out_dir: Path, check: bool, site: Path | None) -> None:
+    """Generate the monthly-build pipelines (GitHub Actions, GitLab CI): one job per image,
+    needing its parent's job."""
+    options = CiOptions(manifest, root, out_dir, check, site)
+    sys.exit(guarded(lambda: ci_command(options)))
+
+

@@ -1,0 +1,138 @@
+"""Where the builder runs, as opposed to what it builds: the site file (`site.yaml` beside
+`releases/`, or `--site FILE` / `NGC_SITE`). A release manifest changes every month; the build
+hosts, the GPU cluster and the CI runners of a site do not.
+
+```yaml
+engines:                 # build hosts; none: the engine at DOCKER_HOST (or the local socket)
+  - name: builder-1
+    url: unix:///var/run/docker.sock
+  - name: builder-2
+    url: tcp://builder-2.example:2376
+    tls: /etc/ngc-builder/builder-2      # a folder with ca.pem, cert.pem, key.pem
+    jobs: 2
+slurm:                   # `validate --slurm`, `release --validate-on slurm`
+  partition: gpu
+  account: dl-release
+  time_limit: "00:30:00"
+  gpus: 1
+  runtime: docker        # docker | pyxis | host
+ci:                      # runner labels / tags of the generated pipelines
+  runner_labels: [self-hosted, linux, docker]
+  gpu_runner_labels: [self-hosted, linux, docker, gpu]
+```
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from ngc_builder.manifest.load import load_model
+
+SITE_FILE = "site.yaml"
+ENGINE_URL_RE = re.compile(r"(unix://|tcp://|ssh://)[A-Za-z0-9._~:/@%-]+")
+SLURM_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:,-]{0,127}")
+TIME_LIMIT_RE = re.compile(r"([0-9]+-)?[0-9]{1,2}(:[0-9]{2}){0,2}")
+LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,63}")
+VARIABLE_RE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+
+
+def _matching(pattern: re.Pattern[str], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(f"not a valid {what}: {value[:80]!r}")
+        return value
+    return AfterValidator(check)
+
+
+EngineUrl = Annotated[str, _matching(ENGINE_URL_RE, "engine URL (unix://, tcp:// or ssh://)")]
+SlurmWord = Annotated[str, _matching(SLURM_WORD_RE, "Slurm name")]
+TimeLimit = Annotated[str, _matching(TIME_LIMIT_RE, "Slurm time limit ([D-]HH:MM:SS)")]
+Label = Annotated[str, _matching(LABEL_RE, "runner label")]
+Variable = Annotated[str, _matching(VARIABLE_RE, "CI variable name (A-Z, 0-9, _)")]
+HostName = Annotated[str, _matching(re.compile(r"[a-z0-9][a-z0-9._-]{0,62}"), "host name")]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EngineHost(Strict):
+    """One build host: a Docker engine the way DOCKER_HOST names it."""
+
+    name: HostName
+    url: EngineUrl
+    tls: Path | None = None  # ca.pem, cert.pem, key.pem (DOCKER_CERT_PATH's layout)
+    jobs: int = Field(default=2, ge=1, le=16)
+    # auto: ask the engine's own host (its runtimes and the info it reports) for GPUs.
+    gpu: Literal["auto", "required", "none"] = "auto"
+
+    @model_validator(mode="after")
+    def _tls_only_over_tcp(self) -> EngineHost:
+        if self.tls is not None and not self.url.startswith("tcp://"):
+            raise ValueError("tls: only a tcp:// engine uses TLS files")
+        return self
+
+
+class SlurmSite(Strict):
+    """How validation jobs are submitted to the site's Slurm cluster."""
+
+    partition: SlurmWord | None = None
+    account: SlurmWord | None = None
+    qos: SlurmWord | None = None
+    time_limit: TimeLimit = "00:30:00"
+    gpus: int = Field(default=1, ge=0, le=64)  # --gres=gpu[:type]:N; 0 on CPU-only clusters
+    gpu_type: SlurmWord | None = None
+    runtime: Literal["docker", "pyxis", "host"] = "docker"
+    python: str | None = None  # runtime host: the site environment's interpreter on the node
+    workdir: Path | None = None  # shared between submit host and nodes (default: build dir)
+    poll_seconds: float = Field(default=5.0, gt=0, le=300)
+
+
+class CiSite(Strict):
+    """Runner labels (GitHub) and tags (GitLab) of the generated pipelines."""
+
+    runner_labels: list[Label] = Field(default_factory=lambda: ["self-hosted", "linux", "docker"])
+    gpu_runner_labels: list[Label] = Field(
+        default_factory=lambda: ["self-hosted", "linux", "docker", "gpu"])
+    gitlab_tags: list[Label] = Field(default_factory=lambda: ["docker"])
+    gitlab_gpu_tags: list[Label] = Field(default_factory=lambda: ["docker", "gpu"])
+    registry_variable: Variable = "NGC_REGISTRY"
+    username_secret: Variable = "NGC_REGISTRY_USER"
+    password_secret: Variable = "NGC_REGISTRY_TOKEN"
+
+
+class Site(Strict):
+    engines: list[EngineHost] = Field(default_factory=list)
+    slurm: SlurmSite | None = None
+    ci: CiSite = Field(default_factory=CiSite)
+
+    @model_validator(mode="after")
+    def _unique_engines(self) -> Site:
+        names = [engine.name for engine in self.engines]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"engines: {', '.join(twice)} named twice")
+        return self
+
+
+def site_path(explicit: Path | None, root: Path) -> Path | None:
+    """The site file in force: --site, else NGC_SITE, else ROOT/site.yaml when there."""
+    if explicit is not None:
+        return explicit
+    if os.environ.get("NGC_SITE"):
+        return Path(os.environ["NGC_SITE"])
+    default = root / SITE_FILE
+    return default if default.is_file() else None
+
+
+def load_site(explicit: Path | None, root: Path) -> Site:
+    """The site (defaults when there is no file); InputError naming file:line: field."""
+    path = site_path(explicit, root)
+    if path is None:
+        return Site()
+    return load_model(path, Site, str(path))[0]
