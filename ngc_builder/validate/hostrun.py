@@ -27,6 +27,9 @@ RUNNER_SOURCE = Path(runner.__file__).resolve().parent
 RUNNER_NAME = "ngc_runner"  # the name it ships under in images, too
 FACT_KEYS = ("name", "import_name", "distribution")
 _EXTRAS = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\[([^\]]+)\]")
+# `python -c` puts the working directory first on sys.path: the caller's (often this project's
+# root, with its ngc_builder.egg-info) must not become part of the environment under test.
+NO_CWD = "import sys; del sys.path[0]; "
 IMPORT_TIMEOUT_S = 600  # a first `import torch` on a cold network filesystem is slow
 
 
@@ -122,7 +125,7 @@ def candidate_pythons(explicit: str | None) -> list[str]:
 
 def importing_python(import_name: str, candidates: list[str]) -> str | None:
     """The first interpreter that imports the framework (a node's python3, a conda env)."""
-    code = "import importlib, sys; importlib.import_module(sys.argv[1])"
+    code = f"{NO_CWD}import importlib; importlib.import_module(sys.argv[1])"
     for python in candidates:
         try:
             done = subprocess.run([python, "-c", code, import_name], capture_output=True,
@@ -135,12 +138,13 @@ def importing_python(import_name: str, candidates: list[str]) -> str | None:
 
 
 def installed_version(python: str, distribution: str) -> str:
-    code = ("import importlib.metadata as m, sys\n"
+    code = (f"{NO_CWD}import importlib.metadata as m\n"
             "try: print(m.version(sys.argv[1]))\n"
             "except m.PackageNotFoundError: print('not-installed')")
     done = subprocess.run([python, "-c", code, distribution], capture_output=True, text=True,
                           check=False)
     return done.stdout.strip() or "not-installed"
+
 
 
 def validate_host(python: str, folder: Path, expect: dict[str, Any], gpu_mode: str,
@@ -174,10 +178,25 @@ def runner_environment(root: Path, gpu_mode: str,
     """The caller's environment, with the staged runner ahead of (not instead of) the
     user's PYTHONPATH: the environment validated is theirs, not this checkout's."""
     env = {**os.environ, "NGC_GPU": gpu_mode}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join([str(root), *users_pythonpath()])
     if baselines is not None:
         env["NGC_BASELINES"] = json.dumps(baselines, sort_keys=True)
     return env
+
+
+def users_pythonpath() -> list[str]:
+    """The caller's PYTHONPATH without the builder's own tree (a checkout put there for its
+    CLI): its packages and metadata (ngc_builder.egg-info) would become part of the
+    environment under test, and `pip check` would judge the builder's requirements."""
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return [entry for entry in entries if entry and not _holds_builder(Path(entry))]
+
+
+def _holds_builder(folder: Path) -> bool:
+    try:
+        return (folder / "ngc_builder").resolve() == RUNNER_SOURCE.parent
+    except OSError:
+        return False
 
 
 def floors_of(peaks: dict[str, dict[str, float]], fraction: float) -> dict[str, dict[str, float]]:

@@ -45,10 +45,11 @@ def test_the_first_interpreter_that_imports_the_module_is_chosen() -> None:
     assert importing_python("ngc_no_such_module", [sys.executable]) is None
 
 
-def test_the_users_pythonpath_stays_and_the_checkout_is_not_added(tmp_path: Path,
+def test_the_users_pythonpath_stays_and_the_checkout_is_dropped(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch
                                                                    ) -> None:
-    monkeypatch.setenv("PYTHONPATH", "/site/of/the/user")
+    # The checkout itself, put there by a CI job for the CLI, is the builder: dropped.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), "/site/of/the/user", ""]))
     env = runner_environment(tmp_path, "auto", {"floors": {}})
     assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path), "/site/of/the/user"]
     assert str(REPO) not in env["PYTHONPATH"] and json.loads(env["NGC_BASELINES"])
