@@ -9,8 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-
 from ngc_builder.build.image import project_revision, project_source
 from ngc_builder.build.osbase import Strategy, locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
@@ -18,7 +16,7 @@ from ngc_builder.cache.store import PackageCache, default_root
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.commands.prepare import Prepared, prepare, registry_option
 from ngc_builder.pipeline.cache import ready_cache
-from ngc_builder.pipeline.console import Ui, summary_table
+from ngc_builder.pipeline.console import Ui, print_summary
 from ngc_builder.pipeline.interrupt import Interrupted, stop_run, stop_signals_raise
 from ngc_builder.pipeline.release import (
     Preflight,
@@ -180,4 +178,4 @@ def _summary(record: ReleaseRecord, selected: list[ImageRecord], as_json: bool) 
     if as_json:
         print(json.dumps(record.model_dump(mode="json"), indent=2))
     else:
-        Console().print(summary_table(record, selected))
+        print_summary(record, selected)

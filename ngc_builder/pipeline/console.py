@@ -104,6 +104,25 @@ class LineWriter:
         self.ui.line(self.image, text)
 
 
+def print_summary(record: ReleaseRecord, images: list[ImageRecord],
+                  stream: TextIO | None = None) -> None:
+    """The table on a terminal; off one (CI logs, no TTY, 80 columns) one whole line per
+    image, since a table squeezed into 80 columns wraps into cells one word wide."""
+    target = stream or sys.stdout
+    if target.isatty():
+        Console(file=target).print(summary_table(record, images))
+        return
+    print(f"release {record.release} -> {strip_userinfo(record.registry)}", file=target)
+    for image in images:
+        print(summary_line(image), file=target)
+
+
+def summary_line(image: ImageRecord) -> str:
+    """One image's row as `name: build | validation | push | size`, never wrapped."""
+    cells = (_build_cell(image), _validation_cell(image), _push_cell(image), _size_cell(image))
+    return f"{image.name}: " + " | ".join(" ".join(cell.split()) for cell in cells)
+
+
 def summary_table(record: ReleaseRecord, images: list[ImageRecord]) -> Table:
     table = Table(title=f"release {record.release} -> {record.registry}")
     for column in ("image", "build", "validation", "pushed digest", "size"):
