@@ -114,13 +114,16 @@ def validate(image: str | None, host: bool, framework: str | None, version: str 
 @click.command()
 @MANIFEST
 @ROOT
-@click.option("--out-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("ci"),
-              show_default=True, help="Where the pipeline files go.")
+@click.option("--out-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Where the pipeline files go: .github/workflows/, .github/actionlint.yaml "
+                   "and .gitlab/ci/ under it [default: the project root].")
 @click.option("--check", is_flag=True, help="Compare instead of writing; exit 1 when stale.")
 @SITE
-def ci(manifest: Path, root: Path | None, out_dir: Path, check: bool, site: Path | None) -> None:
-    """Generate the monthly-build pipelines (GitHub Actions, GitLab CI): one job per image,
-    needing its parent's job."""
+def ci(manifest: Path, root: Path | None, out_dir: Path | None, check: bool,
+       site: Path | None) -> None:
+    """Generate the monthly-build pipelines (GitHub Actions, GitLab CI) where the services
+    read them: one job per image needing its parent's job, GPU validation jobs, a last
+    promote/verify/report job (docs/ci.md)."""
     options = CiOptions(manifest, root, out_dir, check, site)
     sys.exit(guarded(lambda: ci_command(options)))
 

@@ -1,5 +1,5 @@
 """`ngc-builder ci MANIFEST`: write (or with --check, compare) the monthly-build pipelines for
-GitHub Actions and GitLab CI, one job per planned image."""
+GitHub Actions and GitLab CI where the services read them, in the project root by default."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
+from ngc_builder.files import write_atomic
 from ngc_builder.manifest.load import load_release
+from ngc_builder.manifest.site import load_site
 from ngc_builder.plan.ci_jobs import pipelines, stale
 from ngc_builder.plan.dag import plan_release
 
@@ -17,23 +19,33 @@ from ngc_builder.plan.dag import plan_release
 class CiOptions:
     manifest: Path
     root: Path | None = None
-    out_dir: Path = Path("ci")
+    out_dir: Path | None = None  # None: the project root (where the services read the files)
     check: bool = False
     site: Path | None = None  # runner labels; None: NGC_SITE or ROOT/site.yaml
 
 
+def manifest_in_jobs(manifest: Path, root: Path) -> str:
+    """The manifest as the jobs name it: they run in the project root."""
+    try:
+        return manifest.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:  # a manifest outside the project: only its own path names it
+        return manifest.as_posix()
+
+
 def ci_command(options: CiOptions) -> int:
-    plan = plan_release(load_release(options.manifest, options.root))
-    wanted = pipelines(plan, options.manifest.as_posix())
+    loaded = load_release(options.manifest, options.root)
+    site = load_site(options.site, loaded.root)
+    wanted = pipelines(plan_release(loaded), manifest_in_jobs(options.manifest, loaded.root),
+                       site.ci)
+    out_dir = options.out_dir or loaded.root
     if options.check:
-        stale_files = stale(options.out_dir, wanted)
+        stale_files = stale(out_dir, wanted)
         for path in stale_files:
             print(f"{path}: stale, regenerate with `ngc-builder ci {options.manifest}`",
                   file=sys.stderr)
         return EXIT_FAILED if stale_files else EXIT_OK
     for pipeline in wanted:
-        target = options.out_dir / pipeline.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(pipeline.text, encoding="utf-8")
+        target = out_dir / pipeline.path
+        write_atomic(target, pipeline.text)
         print(f"wrote {target}")
     return EXIT_OK

@@ -1,47 +1,221 @@
-"""The CI pipelines in ci/ are generated from the release manifest and kept in step with it."""
+"""The CI pipelines are generated from the release manifest into the files the services read,
+kept in step with it, and follow the rules of docs/ci.md: no expression or secret in a script,
+least privilege, GPU jobs on GPU runners, one last job after every other."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from ngc_builder.commands.ci import CiOptions, ci_command
 from ngc_builder.manifest.load import load_release
-from ngc_builder.plan.ci_jobs import GITHUB_FILE, GITLAB_FILE, pipelines, stale
-from ngc_builder.plan.dag import plan_release
+from ngc_builder.manifest.site import CiSite, load_site
+from ngc_builder.plan.ci_common import validated_on_gpu
+from ngc_builder.plan.ci_jobs import ACTIONLINT_FILE, GITHUB_FILE, GITLAB_FILE, pipelines, stale
+from ngc_builder.plan.dag import ReleasePlan, plan_release
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 
 pytestmark = pytest.mark.unit
 MANIFEST = "releases/26.11.yaml"
+SITE = CiSite(runner_labels=["self-hosted", "linux", "builder"],
+              gpu_runner_labels=["self-hosted", "linux", "h100"],
+              gitlab_tags=["ngc-build"], gitlab_gpu_tags=["ngc-gpu"],
+              registry_variable="RELEASE_REGISTRY", username_secret="RELEASE_BOT",
+              password_secret="RELEASE_BOT_TOKEN")
+
+
+def the_release() -> ReleasePlan:
+    """26.11: CUDA stacks, CPU-only rows and expected failures."""
+    return plan_release(load_release(REPO / MANIFEST))
+
+
+def generated(plan: ReleasePlan, site: CiSite = SITE) -> dict[Path, Any]:
+    return {p.path: yaml.safe_load(p.text) for p in pipelines(plan, MANIFEST, site)}
+
+
+def github_jobs(plan: ReleasePlan) -> dict[str, Any]:
+    jobs: dict[str, Any] = generated(plan)[GITHUB_FILE]["jobs"]
+    return jobs
+
+
+def gitlab_jobs(plan: ReleasePlan) -> dict[str, Any]:
+    jobs: dict[str, Any] = generated(plan)[GITLAB_FILE]
+    return jobs
+
+
+def steps(jobs: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, job in jobs.items():
+        for step in job["steps"]:
+            yield name, step
 
 
 def test_the_committed_pipelines_match_the_release_manifest() -> None:
-    plan = plan_release(load_release(REPO / MANIFEST))
-    assert stale(REPO / "ci", pipelines(plan, MANIFEST)) == []
+    site = load_site(None, REPO).ci
+    assert stale(REPO, pipelines(the_release(), MANIFEST, site)) == []
 
 
-def test_one_job_per_image_needing_its_parent(write_release: WriteRelease) -> None:
-    plan = plan_release(load_release(write_release(GOOD_RELEASE)))
-    made = {p.path: yaml.safe_load(p.text) for p in pipelines(plan, MANIFEST)}
-    github = made[GITHUB_FILE]["jobs"]
-    gitlab = made[GITLAB_FILE]
+def test_the_files_go_where_the_services_read_them() -> None:
+    assert GITHUB_FILE.as_posix() == ".github/workflows/monthly-release.yml"
+    assert ACTIONLINT_FILE.as_posix() == ".github/actionlint.yaml"
+    include = yaml.safe_load((REPO / ".gitlab-ci.yml").read_text(encoding="utf-8"))
+    assert include["include"] == GITLAB_FILE.as_posix()
+
+
+def test_one_job_per_image_needing_its_parent() -> None:
+    plan = the_release()
+    github, gitlab = github_jobs(plan), gitlab_jobs(plan)
     for spec in plan.images:
-        parent = [spec.parent or "checks"]
-        assert github[spec.name]["needs"] == parent and gitlab[spec.name]["needs"] == parent
-        assert f"--only {spec.name} " in github[spec.name]["steps"][-1]["run"]
-        assert f"--only {spec.name} " in gitlab[spec.name]["script"][-1]
-    assert github["publish-record"]["needs"] == [spec.name for spec in plan.images]
-    assert made[GITHUB_FILE]["on"]["schedule"] == [{"cron": "0 3 1 * *"}]
+        parent = spec.parent or "checks"
+        assert github[spec.name]["needs"] == [parent]
+        assert gitlab[f"ngc:{spec.name}"]["needs"] == [{"job": f"ngc:{parent}",
+                                                        "artifacts": False}]
+        assert f"--only {spec.name} " in github[spec.name]["steps"][3]["run"]
+        assert f"--only {spec.name} " in gitlab[f"ngc:{spec.name}"]["script"][-1]
+
+
+def test_no_expression_in_a_script_and_secrets_only_in_the_login_step_env() -> None:
+    for job, step in steps(github_jobs(the_release())):
+        assert "${{" not in step.get("run", ""), job
+        secrets = {k: v for k, v in step.get("env", {}).items() if "secrets." in v}
+        if secrets:
+            assert secrets == {"RELEASE_BOT": "${{ secrets.RELEASE_BOT }}",
+                               "RELEASE_BOT_TOKEN": "${{ secrets.RELEASE_BOT_TOKEN }}"}
+            assert ('"$RELEASE_BOT_TOKEN" | docker login --username "$RELEASE_BOT" '
+                    '--password-stdin "${RELEASE_REGISTRY%%/*}"') in step["run"]
+
+
+def test_every_registry_job_logs_in_before_it_touches_the_registry() -> None:
+    plan = the_release()
+    for name, job in github_jobs(plan).items():
+        if name not in ("checks", "test-report"):
+            assert [s.get("name") for s in job["steps"]][2] == "Log in to the registry"
+    for name, job in gitlab_jobs(plan).items():
+        if name != "ngc:checks":
+            assert "--password-stdin" in job["script"][1], name
+            assert job["variables"]["DOCKER_CONFIG"].startswith("$CI_PROJECT_DIR/")
+
+
+def test_least_privilege_permissions() -> None:
+    workflow = generated(the_release())[GITHUB_FILE]
+    assert workflow["permissions"] == {"contents": "read"}
+    granted = {name: job["permissions"] for name, job in workflow["jobs"].items()
+               if "permissions" in job}
+    assert granted == {"test-report": {"contents": "read", "checks": "write"}}
+
+
+def test_gpu_jobs_for_cuda_images_on_gpu_runners() -> None:
+    plan = the_release()
+    github, gitlab = github_jobs(plan), gitlab_jobs(plan)
+    wanted = [spec.name for spec in plan.images if validated_on_gpu(spec)]
+    assert wanted == ["cuda-cu11", "cuda-cu12", "cuda-cu13", "pytorch", "jax", "tensorflow"]
+    assert sorted(n[4:] for n in github if n.startswith("gpu-")) == sorted(wanted)
+    for name in wanted:
+        job, lab = github[f"gpu-{name}"], gitlab[f"ngc:gpu-{name}"]
+        assert (job["needs"], job["runs-on"]) == ([name], SITE.gpu_runner_labels)
+        assert (lab["needs"][0]["job"], lab["tags"]) == (f"ngc:{name}", ["ngc-gpu"])
+        assert job["env"]["NGC_GPU"] == lab["variables"]["NGC_GPU"] == "required"
+        assert f'validate "$RELEASE_REGISTRY/{name}:26.11-py3" --release {MANIFEST}' \
+            in job["steps"][3]["run"]
+        assert f"--junit build/26.11/reports/gpu-{name}.junit.xml" in lab["script"][-1]
+
+
+def test_build_jobs_on_build_runners_without_a_local_registry() -> None:
+    plan = the_release()
+    for spec in plan.images:
+        job = github_jobs(plan)[spec.name]
+        assert (job["runs-on"], job["env"]["NGC_GPU"]) == (SITE.runner_labels, "none")
+        assert gitlab_jobs(plan)[f"ngc:{spec.name}"]["tags"] == ["ngc-build"]
+    for name, job in github_jobs(plan).items():
+        runs = [step.get("run", "") for step in job["steps"]]
+        assert name in ("checks", "test-report") or runs[1] == "make setup"
+        assert not any("engine" in run for run in runs)
+    for name, job in gitlab_jobs(plan).items():
+        assert name == "ngc:checks" or job["script"][0] == "make setup"
+        assert not any("engine" in line for line in job["script"])
+
+
+def test_the_last_job_needs_every_image_and_gpu_job() -> None:
+    plan = the_release()
+    github, gitlab = github_jobs(plan), gitlab_jobs(plan)
+    others = [name for name in github if name not in ("checks", "publish", "test-report")]
+    assert len(others) == len(plan.images) + 6
+    assert github["publish"]["needs"] == github["test-report"]["needs"] == others
+    assert [need["job"] for need in gitlab["ngc:publish"]["needs"]] == \
+        [f"ngc:{name}" for name in others]
+    assert list(gitlab)[-1] == "ngc:publish"
+    script = "\n".join(gitlab["ngc:publish"]["script"])
+    assert all(f" {command} {MANIFEST}" in script for command in ("verify", "report"))
+
+
+def test_artifacts_kept_whatever_the_outcome() -> None:
+    plan = the_release()
+    uploads = [step for _, step in steps(github_jobs(plan))
+               if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert len(uploads) == len(plan.images) + 6 + 1
+    assert all(step["if"] == "always()" for step in uploads)
+    assert "build/26.11/release.json" in uploads[-1]["with"]["path"]
+    for name, job in gitlab_jobs(plan).items():
+        if name != "ngc:checks":
+            assert job["artifacts"]["when"] == "always"
+            assert job["artifacts"]["reports"]["junit"] == "build/26.11/reports/*.junit.xml"
+
+
+def test_merge_requests_and_pull_requests_run_only_the_checks() -> None:
+    plan = the_release()
+    for name, job in github_jobs(plan).items():
+        assert name == "checks" or "github.event_name != 'pull_request'" in job["if"]
+    for name, job in gitlab_jobs(plan).items():
+        sources = " ".join(rule["if"] for rule in job["rules"])
+        assert ("merge_request_event" in sources) == (name == "ngc:checks")
+        assert '"schedule"' in sources and '"web"' in sources
+        assert job["tags"]
+    on = generated(plan)[GITHUB_FILE]["on"]
+    assert on == {"schedule": [{"cron": "0 3 1 * *"}], "workflow_dispatch": {},
+                  "pull_request": {}}
+
+
+def test_readable_gitlab_file_without_anchors_stages_or_workflow() -> None:
+    text = next(p.text for p in pipelines(the_release(), MANIFEST, SITE)
+                if p.path == GITLAB_FILE)
+    events = list(yaml.parse(text))
+    assert not [e for e in events if getattr(e, "anchor", None) is not None]
+    assert {"stages", "workflow", "default"}.isdisjoint(yaml.safe_load(text))
+
+
+def test_actionlint_config_names_the_site_labels() -> None:
+    config = generated(the_release())[ACTIONLINT_FILE]
+    assert config["self-hosted-runner"]["labels"] == ["builder", "h100", "linux",
+                                                      "self-hosted"]
+    assert config["config-variables"] == ["RELEASE_REGISTRY"]
 
 
 def test_a_new_image_makes_the_committed_files_stale(write_release: WriteRelease,
                                                      tmp_path: Path) -> None:
     plan = plan_release(load_release(write_release(GOOD_RELEASE)))
-    for pipeline in pipelines(plan, MANIFEST):
+    for pipeline in pipelines(plan, MANIFEST, SITE):
         (tmp_path / pipeline.path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / pipeline.path).write_text(pipeline.text)
-    assert stale(tmp_path, pipelines(plan, MANIFEST)) == []
+    assert stale(tmp_path, pipelines(plan, MANIFEST, SITE)) == []
     fewer = plan.__class__(plan.release, plan.registry, plan.os_refs, plan.images[:-1])
-    assert len(stale(tmp_path, pipelines(fewer, MANIFEST))) == 2
+    assert stale(tmp_path, pipelines(fewer, MANIFEST, SITE)) == [
+        str(tmp_path / GITHUB_FILE), str(tmp_path / GITLAB_FILE)]
+
+
+def test_the_command_writes_into_the_project_root_and_checks(
+        write_release: WriteRelease, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = write_release(GOOD_RELEASE)
+    root = manifest.parent.parent
+    (root / "site.yaml").write_text("ci:\n  gitlab_tags: [ngc-build]\n", encoding="utf-8")
+    assert ci_command(CiOptions(manifest)) == 0
+    job = yaml.safe_load((root / GITLAB_FILE).read_text(encoding="utf-8"))["ngc:base"]
+    assert job["tags"] == ["ngc-build"]
+    assert "release releases/26.11.yaml --only base " in job["script"][-1]
+    assert ci_command(CiOptions(manifest, check=True)) == 0
+    (root / GITHUB_FILE).write_text("jobs: {}\n", encoding="utf-8")
+    assert ci_command(CiOptions(manifest, check=True)) == 1
+    assert f"{root / GITHUB_FILE}: stale" in capsys.readouterr().err
