@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine test unit integration test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
+.PHONY: all setup engine slurm test unit integration test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
 	report help
 
 all: test
@@ -23,13 +23,16 @@ setup: $(BIN)/ngc-builder ## Python venv with ngc-builder and the dev tools
 engine: ## a Docker engine and a registry on 127.0.0.1:5000 (installed and started if needed)
 	bash ci/setup-engine.sh
 
-test: setup engine ## unit + integration tests (real engine, real registry)
+slurm: ## a Slurm cluster (a one-node one on this machine installed and started if none answers)
+	bash ci/setup-slurm.sh
+
+test: setup engine slurm ## unit + integration tests (real engine, real registry)
 	$(BIN)/python -m pytest -m "unit or integration" $(PYTEST_ARGS)
 
 unit: setup ## fast tests, no engine
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
 
-integration: setup engine ## tests against the real engine and registry
+integration: setup engine slurm ## tests against the real engine and registry
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
 test-faults: setup engine ## faults on the real engine and registry: signals, full disks, services stopped (root; docs/reliability.md)

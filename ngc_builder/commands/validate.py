@@ -7,19 +7,25 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import docker.errors
+import requests
+
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
-from ngc_builder.errors import InputError, Problem
+from ngc_builder.errors import EngineError, InputError, Problem
 from ngc_builder.manifest.load import load_model, load_release
 from ngc_builder.manifest.models import RELEASE_RE, Framework
+from ngc_builder.manifest.site import SITE_FILE, SlurmSite, load_site, site_path
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.runner.report import RunReport
 from ngc_builder.services.engine import Engine, connect, gpu_mode, image_exists
+from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate.baselines import DEFAULT_FILE, measurements, record
 from ngc_builder.validate.evidence import write_reports
 from ngc_builder.validate.host import HostBaselines, baseline_document
 from ngc_builder.validate.image import validate_image
 from ngc_builder.validate.junit import write_junit
 from ngc_builder.validate.node import framework_folder, run_framework
+from ngc_builder.validate.slurm import validate_on_slurm
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,8 @@ class ValidateHostOptions:
 
 def validate_image_command(options: ValidateImageOptions, engine: Engine | None = None) -> int:
     """`engine`: where the image is (default: the local engine)."""
+    if options.slurm:
+        return validate_slurm_command(options, SubprocessSlurm(), engine)
     engine = engine or connect()
     ref = options.ref
     if not image_exists(engine, ref):
@@ -63,6 +71,59 @@ def validate_image_command(options: ValidateImageOptions, engine: Engine | None 
     if options.junit is not None:
         write_junit(outcome.report, options.junit, f"ngc.{name}")
     return _finish(outcome.report, options.as_json)
+
+
+def validate_slurm_command(options: ValidateImageOptions, cluster: SlurmCluster,
+                           engine: Engine | None = None) -> int:
+    """The image as a job of the site's cluster. The image need not be on this host (a node
+    pulls a registry ref); where it is, its labels name its release image and framework."""
+    site = slurm_site(options.site, options.root)
+    ref = options.ref
+    labels = _local_labels(engine, ref)
+    name = ref.rsplit("/", 1)[-1].replace(":", "_")
+    lineage = labels.get(f"{LABEL_PREFIX}.image") or name.split("_")[0]
+    expected = _expected_labels({f"{LABEL_PREFIX}.image": lineage, **labels}, ref,
+                                options.manifest)
+    framework = None
+    if site.runtime == "host":
+        framework = _framework_of(ref, {**labels, **expected}, options.root)
+    document = baseline_document(HostBaselines(options.baselines_file), lineage)
+    outcome = validate_on_slurm(cluster, site, ref, expected,
+                                "required" if site.gpus > 0 else "none", options.out, name,
+                                baselines=document, framework=framework)
+    if options.junit is not None:
+        write_junit(outcome.report, options.junit, f"ngc.{name}")
+    return _finish(outcome.report, options.as_json)
+
+
+def slurm_site(explicit: Path | None, root: Path) -> SlurmSite:
+    """The site's slurm: section; an input error naming the site file without one."""
+    path = site_path(explicit, root)
+    site = load_site(explicit, root)
+    if site.slurm is None:
+        where = str(path) if path is not None else f"{root / SITE_FILE} (no site file)"
+        raise InputError([Problem(where, 1, "slurm",
+                                  "no slurm: section; --slurm needs the cluster to submit to")])
+    return site.slurm
+
+
+def _local_labels(engine: Engine | None, ref: str) -> dict[str, str]:
+    """The image's labels when this host's engine has it; nothing otherwise."""
+    try:
+        engine = engine or connect(timeout=30)
+        found: dict[str, str] = engine.api.inspect_image(ref)["Config"].get("Labels") or {}
+    except (EngineError, docker.errors.DockerException, requests.RequestException):
+        return {}
+    return found
+
+
+def _framework_of(ref: str, labels: dict[str, str], root: Path) -> Path:
+    """Runtime host stages the probes of the image's framework from this checkout."""
+    name = labels.get(f"{LABEL_PREFIX}.framework")
+    if not name:
+        raise InputError([Problem(ref, 1, "framework", "runtime host: the image's framework is "
+                                  "unknown (no local image with its labels, no --release)")])
+    return framework_folder(root, name)
 
 
 def _expected_labels(found: dict[str, str], ref: str, manifest: Path | None) -> dict[str, str]:

@@ -1,0 +1,206 @@
+"""Validation as jobs of a real Slurm cluster: the one-node cluster ci/setup-slurm.sh starts
+(started here when `sinfo` does not answer), the real engine, an image the builder built."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ngc_builder.manifest.site import SlurmSite
+from ngc_builder.services.slurm import SubprocessSlurm
+from ngc_builder.validate.image import ValidationOutcome
+from ngc_builder.validate.slurm import JOB_PREFIX, validate_on_slurm
+from tests.conftest import REPO
+from tests.integration.conftest import cli, make_ci_root
+
+pytestmark = pytest.mark.integration
+TINY_FRAMEWORK = "name: tiny\nimport_name: json\ndistribution: null\n"
+TINY_PROBE = '''IMPORT_NAME = "json"
+
+
+def register(suite):
+    suite.check("tiny.round_trip", tier="T2")(round_trip)
+
+
+def round_trip(ctx):
+    import json
+
+    assert json.loads(json.dumps({"a": [1, 2]})) == {"a": [1, 2]}
+    return "json round trip"
+'''
+SLEEPY_PROBE = '''IMPORT_NAME = "json"
+
+
+def register(suite):
+    suite.check("sleepy.sleep", tier="T2")(sleep)
+
+
+def sleep(ctx):
+    import time
+
+    time.sleep(600)
+    return "slept"
+'''
+
+
+def cluster_answers() -> bool:
+    done = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True,
+                          check=False) if shutil.which("sinfo") else None
+    states = done.stdout.split() if done is not None and done.returncode == 0 else []
+    return any(state in ("idle", "mixed", "allocated") for state in states)
+
+
+@pytest.fixture(scope="module")
+def slurm() -> SubprocessSlurm:
+    if not cluster_answers():
+        subprocess.run(["bash", str(REPO / "ci" / "setup-slurm.sh")], check=True, timeout=900)
+    return SubprocessSlurm()
+
+
+@pytest.fixture(scope="module")
+def base_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The CI release's base image, built (or reused) by the builder: it ships the runner."""
+    root = tmp_path_factory.mktemp("slurm-project")
+    manifest = make_ci_root(root)
+    done = cli("release", str(manifest), "--only", "base", "--no-push", "--build-dir",
+               str(root / "build"), "--os-source", "bootstrap", "--quiet", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return str(json.loads(done.stdout)["images"]["base"]["build"]["image_id"]), manifest
+
+
+def site(tmp_path: Path, **fields: Any) -> SlurmSite:
+    return SlurmSite.model_validate({"gpus": 0, "poll_seconds": 0.5, "time_limit": "5",
+                                     "workdir": tmp_path / "work", **fields})
+
+
+def tiny_framework(tmp_path: Path) -> Path:
+    folder = tmp_path / "frameworks" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "framework.yaml").write_text(TINY_FRAMEWORK)
+    (folder / "probe.py").write_text(TINY_PROBE)
+    return folder
+
+
+def test_validate_slurm_runs_the_image_as_a_job_and_brings_json_and_junit_back(
+    slurm: SubprocessSlurm, base_release: tuple[str, Path], tmp_path: Path,
+) -> None:
+    image, manifest = base_release
+    site_file = tmp_path / "site.yaml"
+    site_file.write_text(f"slurm:\n  gpus: 0\n  time_limit: \"5\"\n  poll_seconds: 0.5\n"
+                         f"  workdir: {tmp_path / 'work'}\n")
+    out, junit = tmp_path / "out", tmp_path / "junit.xml"
+    done = cli("validate", image, "--slurm", "--site", str(site_file), "--release",
+               str(manifest), "--out", str(out), "--junit", str(junit), "--json")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    checks = {check["id"]: check for check in report["checks"]}
+    assert report["verdict"] == "pass" and checks["labels"]["status"] == "pass"
+    assert checks["python.version"]["status"] == "pass"
+    assert report["environment"]["slurm"]["state"] == "COMPLETED"
+    assert report["environment"]["docker_command"].startswith("docker run --rm")
+    name = image.replace(":", "_")
+    assert json.loads((out / f"{name}.validation.json").read_text())["verdict"] == "pass"
+    assert 'name="labels"' in junit.read_text() and (out / f"{name}.junit.xml").is_file()
+
+
+def test_runtime_host_runs_the_staged_runner_with_this_machines_python(
+    slurm: SubprocessSlurm, tmp_path: Path,
+) -> None:
+    python = shutil.which("python3") or sys.executable
+    outcome = validate_on_slurm(slurm, site(tmp_path, runtime="host", python=python),
+                                "host:tiny", {}, "none", tmp_path / "out", "tiny",
+                                framework=tiny_framework(tmp_path))
+    checks = {check.id: check for check in outcome.report.checks}
+    assert outcome.report.verdict == "pass", outcome.report.to_dict()
+    assert checks["tiny.round_trip"].status == "pass"
+    assert checks["framework.import"].status == "pass"
+
+
+def test_a_job_over_its_time_limit_fails_as_timed_out(
+    slurm: SubprocessSlurm, tmp_path: Path,
+) -> None:
+    sleepy = tmp_path / "sleepy-python"
+    sleepy.write_text("#!/bin/sh\nexec sleep 600\n")
+    sleepy.chmod(0o755)
+    started = time.monotonic()
+    outcome = validate_on_slurm(slurm, site(tmp_path, runtime="host", python=str(sleepy),
+                                            time_limit="1"),
+                                "host:tiny", {}, "none", tmp_path / "out", "tiny-timeout",
+                                framework=tiny_framework(tmp_path))
+    assert outcome.report.verdict == "fail"
+    failed = outcome.report.failed()
+    assert [check.id for check in failed] == ["slurm.job"]
+    assert failed[0].message.endswith("timed out after 1")
+    assert outcome.report.environment["slurm"]["state"] == "TIMEOUT"
+    assert 60 <= time.monotonic() - started < 180  # Slurm's limit, not ours
+
+
+def sleepy_image(client: Any, parent: str, tag: str) -> str:
+    """`parent` with a framework whose one check sleeps: a job that runs until stopped."""
+    files = {"Dockerfile": f"FROM {parent}\nCOPY probe.py /opt/ngc/probes/sleepy/probe.py\n"
+                           "COPY expect.json /opt/ngc/expect/20-framework.json\n",
+             "probe.py": SLEEPY_PROBE,
+             "expect.json": json.dumps({"framework": "sleepy", "import_name": "json",
+                                        "distribution": None})}
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as archive:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    context.seek(0)
+    client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True)
+    return tag
+
+
+def job_of(name: str) -> str:
+    """The id of the running job of that name, once Slurm runs it."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done = subprocess.run(["squeue", "-h", "-n", f"{JOB_PREFIX}{name}", "-t", "RUNNING",
+                               "-o", "%i"], capture_output=True, text=True, check=False)
+        if done.stdout.strip():
+            return done.stdout.split()[0]
+        time.sleep(0.5)
+    raise AssertionError(f"job {name} did not start within 60 s")
+
+
+def containers_of(client: Any, job_id: str) -> list[Any]:
+    return list(client.containers.list(filters={"name": f"ngc-validate-{job_id}"}))
+
+
+def test_a_job_cancelled_while_running_is_an_error_and_leaves_no_container(
+    slurm: SubprocessSlurm, base_release: tuple[str, Path], docker_client: Any,
+    tmp_path: Path,
+) -> None:
+    image = sleepy_image(docker_client, base_release[0], "ngc-test/slurm-sleepy:1")
+    outcomes: list[ValidationOutcome] = []
+    worker = threading.Thread(target=lambda: outcomes.append(validate_on_slurm(
+        slurm, site(tmp_path), image, {}, "none", tmp_path / "out", "sleepy")))
+    worker.start()
+    job_id = job_of("sleepy")
+    deadline = time.monotonic() + 60
+    while not containers_of(docker_client, job_id) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert containers_of(docker_client, job_id), "the job's container never started"
+    subprocess.run(["scancel", job_id], check=True)
+    worker.join(timeout=120)
+    report = outcomes[0].report
+    assert report.verdict == "error" and report.error is not None
+    assert f"Slurm job {job_id} cancelled" in report.error
+    assert report.environment["slurm"]["state"] == "CANCELLED"
+    deadline = time.monotonic() + 30
+    while containers_of(docker_client, job_id) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not containers_of(docker_client, job_id), "a cancelled job left its container"
