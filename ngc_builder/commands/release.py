@@ -15,8 +15,10 @@ from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import PackageCache, default_root
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.commands.prepare import Prepared, prepare, registry_option
+from ngc_builder.manifest.site import load_site
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui, print_summary
+from ngc_builder.pipeline.hosts import BuildHosts
 from ngc_builder.pipeline.interrupt import Interrupted, stop_run, stop_signals_raise
 from ngc_builder.pipeline.release import (
     Preflight,
@@ -26,10 +28,17 @@ from ngc_builder.pipeline.release import (
     run_images,
 )
 from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
+from ngc_builder.pipeline.site_hosts import (
+    OpenHost,
+    open_site_engine,
+    open_site_hosts,
+    ready_other_hosts,
+    sweep_stale,
+)
 from ngc_builder.records.lock import release_lock
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
-from ngc_builder.services.engine import Engine, connect, gpu_mode, remove_stale_containers
+from ngc_builder.services.engine import Engine, connect, gpu_mode
 from ngc_builder.services.registry import Registry
 from ngc_builder.validate import baselines
 from ngc_builder.validate.preflight import host_preflight
@@ -64,6 +73,8 @@ class Host:
     connect: Callable[[], Engine] = connect
     gpu_mode: Callable[[], str] = gpu_mode
     preflight: Preflight = host_preflight
+    # One build host of the site file: its engine and GPU mode (asked of that host).
+    open_host: OpenHost = open_site_engine
 
 
 def release_command(options: ReleaseOptions, host: Host = Host(),
@@ -98,9 +109,18 @@ def _locked_run(options: ReleaseOptions, prepared: Prepared, release_dir: Path,
         return None
     ui = Ui(release_dir / "logs", show_logs=options.show_logs)
     try:
-        return _run(options, prepared, RunServices(host.connect(), ui), mode)
+        return _run(options, prepared, _services(options, prepared, host, ui), mode)
     finally:
         ui.close()
+
+
+def _services(options: ReleaseOptions, prepared: Prepared, host: Host, ui: Ui) -> RunServices:
+    """The site's build hosts when it lists engines, else the one engine (DOCKER_HOST)."""
+    entries = load_site(options.site, prepared.loaded.root).engines
+    if not entries:
+        return RunServices(host.connect(), ui)
+    hosts = open_site_hosts(entries, host.open_host)
+    return RunServices(hosts[0].engine, ui, BuildHosts(hosts))
 
 
 def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,
@@ -154,10 +174,8 @@ def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
 def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServices, mode: str,
                 state: RunState) -> ReleaseRecord:
     """OS images first (their IDs are the base layers' parents), then every selected image."""
-    swept = remove_stale_containers(services.engine)
-    if swept:
-        services.ui.step("release", f"removed {swept} container(s) left by an earlier run "
-                                    "that was killed")
+    hosts = services.build_hosts.hosts
+    sweep_stale(hosts, services.ui)
     selected = prepared.plan.select(options.only)
     # The cache first: a locked OS base is built from its .debs there.
     network = ready_cache(services.engine, prepared.loaded, prepared.lock, selected,
@@ -167,6 +185,8 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
               for name, entry in prepared.lock.os.items()}
     state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,
                                             selected, options.os_strategy, services.ui, locked))
+    ready_other_hosts(hosts, prepared.loaded, prepared.plan, selected, options.os_strategy,
+                      options.offline, services.ui, locked)
     os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
     run = Run(_inputs(prepared, options.build_dir, os_ids, network),
               _policy(options, prepared, mode), services, state)

@@ -27,6 +27,12 @@ def ready_cache(engine: Engine, loaded: LoadedRelease, lock: ReleaseLock,
         filled = fill_cache(cache, loaded, selected, lock, ui.sink("cache"))
         ui.step("cache", f"{filled.downloaded} files downloaded ({filled.bytes / 1e9:.2f} GB), "
                 "the rest already cached")
+    return serve_cache(engine, offline, ui)
+
+
+def serve_cache(engine: Engine, offline: bool, ui: Ui) -> BuildNetwork:
+    """The filled cache served on `engine`'s build network (each build host gets its own)."""
+    cache = PackageCache(default_root())
     network = build_network(engine, offline)
     url = ensure_serving(cache, network.cache_address, cache_port())
     ui.step("cache", f"serving {cache.root} at {url} (builds: ngc-cache, "

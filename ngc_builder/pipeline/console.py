@@ -120,15 +120,19 @@ def print_summary(record: ReleaseRecord, images: list[ImageRecord],
 def summary_line(image: ImageRecord) -> str:
     """One image's row as `name: build | validation | push | size`, never wrapped."""
     cells = (_build_cell(image), _validation_cell(image), _push_cell(image), _size_cell(image))
-    return f"{image.name}: " + " | ".join(" ".join(cell.split()) for cell in cells)
+    where = f" on {image.build.host}" if image.build.host else ""  # several build hosts
+    return f"{image.name}{where}: " + " | ".join(" ".join(cell.split()) for cell in cells)
 
 
 def summary_table(record: ReleaseRecord, images: list[ImageRecord]) -> Table:
     table = Table(title=f"release {record.release} -> {record.registry}")
-    for column in ("image", "build", "validation", "pushed digest", "size"):
+    several = any(image.build.host for image in images)  # a host column for several hosts
+    for column in ("image", *(["host"] if several else []), "build", "validation",
+                   "pushed digest", "size"):
         table.add_column(column)
     for image in images:
-        table.add_row(image.name, _build_cell(image), _validation_cell(image),
+        where = [image.build.host or "-"] if several else []
+        table.add_row(image.name, *where, _build_cell(image), _validation_cell(image),
                       _push_cell(image), _size_cell(image))
     return table
 

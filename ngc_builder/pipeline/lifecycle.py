@@ -18,6 +18,7 @@ from ngc_builder.build.image import BuildOutcome, build_image, build_labels
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError, os_problem
 from ngc_builder.pipeline import reuse
+from ngc_builder.pipeline.parents import parent_image
 from ngc_builder.pipeline.provenance import attach_sbom
 from ngc_builder.pipeline.run import Run
 from ngc_builder.pipeline.schedule import Ready
@@ -62,7 +63,7 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
     if reuse.known_failure(run, spec, record):
         return
     run.state.doing(spec.name, "build")
-    if parent_image(run, spec) is None:
+    if _parent_image(run, spec, record) is None:
         parent = spec.parent or f"OS {spec.base}"
         block(record, f"{parent} did not pass")
         raise StepError(spec.name, "build", f"blocked: {parent} did not pass")
@@ -80,24 +81,19 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
         record.push.error = "--no-push"
 
 
+def _parent_image(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
+    try:
+        return parent_image(run, spec)
+    except StepError as exc:  # bringing the parent to this host (a pull, a build) failed
+        fail_pending(record, f"{exc.step}: {exc.message}")
+        raise
+
+
 def _save(run: Run, spec: ImageSpec) -> None:
     try:
         run.state.save()
     except OSError as exc:  # the record on disk stays the last one saved whole
         run.ui.problem(spec.name, f"record: {os_problem(exc)}")
-
-
-def parent_image(run: Run, spec: ImageSpec) -> str | None:
-    """The parent's local image ID, pulled from the registry when this run skipped it."""
-    if spec.parent is None:
-        return run.inputs.os_image_ids.get(spec.base)
-    parent = run.state.record.images.get(spec.parent)
-    # A failed push of the parent does not block children: they still build and validate,
-    # and their own push fails (loudly) while the registry is down.
-    if parent is None or parent.build.status != "ok" or parent.validation.status != "ok":
-        return None
-    with run.state.image_lock(spec.parent):  # two children must not pull the same parent twice
-        return reuse.ensure_local(run, run.inputs.plan.get(spec.parent), parent)
 
 
 def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
@@ -106,7 +102,7 @@ def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if not run.policy.reuse_published or run.policy.no_cache:
         _build_new(run, spec, record)
     elif record.build.status == "ok" and record.build.key == key.key and record.build.image_id \
-            and reuse.exists(run, record.build.image_id):
+            and reuse.exists(run.engine_for(spec.name), record.build.image_id):
         run.ui.step(spec.name,
                     f"unchanged (key {key.key[:12]}), reusing {record.build.image_id}")
         record.build.reused = True
@@ -114,8 +110,9 @@ def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
         _build_new(run, spec, record)
     if record.build.packages is None:
         listing = run.inputs.report_dir / f"{spec.name}.packages.json"
-        record.build.packages = str(packages.collect(run.engine, record.build.image_id or "",
-                                                     listing))
+        record.build.packages = str(packages.collect(run.engine_for(spec.name),
+                                                     record.build.image_id or "", listing))
+    record.build.host = run.host_label(spec.name)
     run.state.save()
 
 def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
@@ -125,7 +122,8 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     record.labels = labels
     # A new build starts every step afresh: nothing of an earlier image may leak into it.
     record.build = BuildRecord(status="pending", key=key.key, created=created,
-                               inputs=key.inputs(), log=str(run.ui.log_path(spec.name)))
+                               inputs=key.inputs(), log=str(run.ui.log_path(spec.name)),
+                               host=run.host_label(spec.name))
     record.validation = ValidationRecord()
     record.push = PushRecord()
     rendered = run.inputs.rendered[spec.name]
@@ -133,9 +131,9 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     try:
         if spec.name in run.inputs.lock_errors:
             raise StepError(spec.name, "lock", run.inputs.lock_errors[spec.name])
-        outcome = build_image(run.engine, rendered, run.inputs.context_dir / spec.name, labels,
-                              run.ui.sink(spec.name), nocache=run.policy.no_cache,
-                              network=run.inputs.network)
+        outcome = build_image(run.engine_for(spec.name), rendered,
+                              run.inputs.context_dir / spec.name, labels, run.ui.sink(spec.name),
+                              nocache=run.policy.no_cache, network=run.network_for(spec.name))
     except StepError as exc:
         record.build.status, record.build.error = "failed", exc.message
         _block_after_build(record, "build failed")
@@ -152,15 +150,16 @@ def validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     image_id = record.build.image_id
     assert image_id is not None
     done = record.validation
+    mode = run.gpu_mode_for(spec.name)  # its host's
     # A pass without GPUs says nothing about the GPU checks: rerun when the mode differs.
-    same_mode = done.gpu_mode == run.policy.gpu_mode
+    same_mode = done.gpu_mode == mode
     if done.verdict == "pass" and done.image_id == image_id and same_mode:
         run.ui.step(spec.name, "validation already passed for this image")
         record.validation.reused = True
         return
-    run.ui.step(spec.name, f"validating (GPU: {run.policy.gpu_mode})")
+    run.ui.step(spec.name, f"validating (GPU: {mode})")
     try:
-        outcome = validate_image(run.engine, image_id, record.labels, run.policy.gpu_mode,
+        outcome = validate_image(run.engine_for(spec.name), image_id, record.labels, mode,
                                  run.inputs.report_dir, spec.name,
                                  baselines=_baselines_for(run, spec))
     except StepError as exc:
@@ -170,7 +169,7 @@ def validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     report = outcome.report
     record.validation = record.validation.model_copy(update={
         "status": "ok" if report.verdict == "pass" else "failed", "verdict": report.verdict,
-        "image_id": image_id, "gpu_mode": run.policy.gpu_mode, "summary": report.summary,
+        "image_id": image_id, "gpu_mode": mode, "summary": report.summary,
         "reused": False,
         "failed_checks": [c.id for c in report.failed()], "report": str(outcome.json_path),
         "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "error": None})
@@ -193,7 +192,7 @@ def _record_baselines(run: Run, spec: ImageSpec, report: RunReport) -> None:
         run.ui.step(spec.name, f"{added} T3 medians recorded in {run.inputs.baselines_file}")
 
 def _baselines_for(run: Run, spec: ImageSpec) -> dict[str, Any] | None:
-    if run.inputs.baselines_file is None or run.policy.gpu_mode != "required":
+    if run.inputs.baselines_file is None or run.gpu_mode_for(spec.name) != "required":
         return None
     book = baselines.load_book(run.inputs.baselines_file)
     return baselines.runner_document(book, spec.name, run.inputs.plan.release)
@@ -202,10 +201,12 @@ def size_gate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if spec.entry is None or spec.entry.size_baseline is None:
         return
     parent = run.state.record.images.get(spec.parent or "")
+    host = run.host_for(spec.name).name  # the parent's copy on this host, if it got one
+    parent_id = (run.hosts.copy_on(host, parent.name) or parent.build.image_id) if parent else None
     try:
-        verdict = sizegate.check(run.engine, spec.name, record.build.image_id or "",
-                                 record.build.size_bytes or 0, spec.entry.size_baseline,
-                                 parent.build.image_id if parent else None)
+        verdict = sizegate.check(run.engine_for(spec.name), spec.name,
+                                 record.build.image_id or "", record.build.size_bytes or 0,
+                                 spec.entry.size_baseline, parent_id)
     except StepError as exc:
         record.push.status, record.push.error = "blocked", f"size gate: {exc.message}"
         raise
@@ -224,7 +225,7 @@ def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
         run.state.published(spec.parent).wait()
     run.ui.step(spec.name, f"pushing candidate of {spec.remote_ref(run.registry)}")
     try:
-        outcome = push_candidate(run.engine, spec, image_id, run.registry,
+        outcome = push_candidate(run.engine_for(spec.name), spec, image_id, run.registry,
                                  run.ui.sink(spec.name))
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message
@@ -239,7 +240,8 @@ def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) ->
     run.state.doing(spec.name, "promote")
     attach_sbom(run, spec, record, digest)  # no release tag without its SBOM beside it
     try:
-        done = promote(run.engine, run.registry, spec, digest, run.inputs.keys[spec.name].tag,
+        done = promote(run.engine_for(spec.name), run.registry, spec, digest,
+                       run.inputs.keys[spec.name].tag,
                        list(run.policy.aliases), run.policy.force, record.build.image_id)
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message

@@ -32,13 +32,13 @@ def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> 
             record.push.sbom = sbom_tag(digest)
             return
         image_id = record.build.image_id
-        if not image_id or not image_exists(run.engine, image_id):
-            run.ui.problem(spec.name, "no SBOM: the image is not on this engine to read it")
+        if not image_id or not image_exists(run.engine_for(spec.name), image_id):
+            run.ui.problem(spec.name, "no SBOM: the image is not on its host's engine to read it")
             return
         listed = record.build.packages
         installed = packages.load(Path(listed)) if listed and Path(listed).is_file() else None
         document = image_sbom(spec.name, run.inputs.plan, lock, digest,
-                              licences_in_image(run.engine, image_id), installed)
+                              licences_in_image(run.engine_for(spec.name), image_id), installed)
         push_sbom(run.registry, spec.name, digest, document)
     except (SbomError, RegistryError) as exc:
         record.push.status, record.push.error = "failed", f"sbom: {exc}"

@@ -87,6 +87,9 @@ def run_images(run: Run, images: list[ImageSpec]) -> None:
             name=spec.name, kind=spec.kind, parent=spec.parent)
         image.expect_failure = spec.entry.expect_failure if spec.entry else None
         record.images[spec.name] = image
-    schedule(images, partial(process_image, run), run.policy.jobs)
+    # An image built on a host by an earlier run draws its children there (no transfer).
+    homes = {name: image.build.host for name, image in record.images.items() if image.build.host}
+    schedule(images, partial(process_image, run), run.policy.jobs,
+             slots=run.hosts.slots(run.policy.jobs), place=run.hosts.place, homes=homes)
     record.finished = now()
     run.state.save()

@@ -11,7 +11,7 @@ from ngc_builder.errors import StepError
 from ngc_builder.pipeline.run import Run
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
-from ngc_builder.services.engine import find_built
+from ngc_builder.services.engine import Engine, find_built
 from ngc_builder.services.registry import RegistryError
 from ngc_builder.services.retry import RetryPolicy
 from ngc_builder.services.streams import StreamError, consume_pull
@@ -28,10 +28,10 @@ def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
         return None
     same = record.build.key == key.key
     gpu_checked = same and record.validation.gpu_mode == "required"
-    if run.policy.gpu_mode == "required" and not gpu_checked:
+    if run.gpu_mode_for(spec.name) == "required" and not gpu_checked:
         return None
     if not same:
-        local = find_built(run.engine, key.key)
+        local = find_built(run.engine_for(spec.name), key.key)
         record.build = BuildRecord(status="ok", key=key.key, reused=True, source="registry",
                                    inputs=key.inputs(),
                                    image_id=None if local is None else str(local["Id"]))
@@ -62,7 +62,7 @@ def adopt_local(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     """Take over an image built from the same key by another run (another build dir, the CI
     release): no build, the same image ID."""
     key = run.inputs.keys[spec.name]
-    found = find_built(run.engine, key.key)
+    found = find_built(run.engine_for(spec.name), key.key)
     if found is None:
         return False
     labels = dict(found.get("Labels") or {})
@@ -72,42 +72,45 @@ def adopt_local(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
                                created=labels.get("org.opencontainers.image.created"),
                                size_bytes=int(found.get("Size") or 0), reused=True,
                                source="local", inputs=key.inputs(),
-                               log=str(run.ui.log_path(spec.name)))
+                               log=str(run.ui.log_path(spec.name)),
+                               host=run.host_label(spec.name))
     record.validation = ValidationRecord()
     record.push = PushRecord()
     return True
 
-def ensure_local(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
-    """A local image for this record's key: the recorded one, one built earlier from the key,
-    else the published one pulled by digest (and tagged as the ref children are built FROM)."""
+def ensure_local(run: Run, engine: Engine, spec: ImageSpec, record: ImageRecord) -> str | None:
+    """An image for this record's key on `engine` (the record's host): the recorded one, one
+    built earlier from the key, else the published one pulled by digest (and tagged as the ref
+    children are built FROM)."""
     image_id = record.build.image_id
-    if image_id is not None and exists(run, image_id):
+    if image_id is not None and exists(engine, image_id):
         return image_id
-    found = find_built(run.engine, record.build.key or "")
+    found = find_built(engine, record.build.key or "")
     if found is not None:
         record.build.image_id = str(found["Id"])
         return record.build.image_id
     if record.push.digest is None:
         return None
-    record.build.image_id = _pull(run, spec, record.push.digest)
+    record.build.image_id = pull(run, engine, spec, record.push.digest)
     return record.build.image_id
 
-def _pull(run: Run, spec: ImageSpec, digest: str) -> str:
+def pull(run: Run, engine: Engine, spec: ImageSpec, digest: str) -> str:
+    """The published image pulled by digest onto `engine`, tagged as its candidate ref."""
     reference = f"{spec.remote_repository(run.registry)}@{digest}"
     run.ui.step(spec.name, f"pulling {reference}")
     try:
         sink = run.ui.sink(spec.name)
         RetryPolicy.from_env(say=sink).call(f"pull {reference}", lambda: consume_pull(
-            run.engine.api.pull(reference, stream=True, decode=True), sink))
+            engine.api.pull(reference, stream=True, decode=True), sink))
         repository, _, tag = run.inputs.rendered[spec.name].local_ref.rpartition(":")
-        run.engine.api.tag(reference, repository, tag)
-        return str(run.engine.api.inspect_image(reference)["Id"])
+        engine.api.tag(reference, repository, tag)
+        return str(engine.api.inspect_image(reference)["Id"])
     except (StreamError, docker.errors.DockerException, requests.RequestException) as exc:
         raise StepError(spec.name, "pull", f"{reference}: {exc}") from None
 
-def exists(run: Run, image_id: str) -> bool:
+def exists(engine: Engine, image_id: str) -> bool:
     try:
-        run.engine.api.inspect_image(image_id)
+        engine.api.inspect_image(image_id)
     except (docker.errors.DockerException, requests.RequestException):
         return False
     return True

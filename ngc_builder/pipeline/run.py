@@ -11,6 +11,7 @@ from pathlib import Path
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.lock.models import ReleaseLock
 from ngc_builder.pipeline.console import Ui
+from ngc_builder.pipeline.hosts import BuildHost, BuildHosts, one_host
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.records.record import ReleaseRecord, save_record
 from ngc_builder.render.contexts import RenderedImage
@@ -53,10 +54,24 @@ class RunPolicy:
 
 @dataclass(frozen=True)
 class RunServices:
-    """What the run talks to; the registry is the plan's."""
+    """What the run talks to; the registry is the plan's. `engine` alone: one build host
+    (today's run); `hosts`: the site's build hosts, `engine` being the first one's."""
 
     engine: Engine
     ui: Ui
+    hosts: BuildHosts | None = None
+
+    def __post_init__(self) -> None:
+        if self.hosts is None:  # made once: the placements of the run are kept in it
+            object.__setattr__(self, "hosts", one_host(self.engine))
+
+    @property
+    def build_hosts(self) -> BuildHosts:
+        assert self.hosts is not None  # __post_init__
+        return self.hosts
+
+    def engines(self) -> list[Engine]:
+        return [host.engine for host in self.build_hosts.hosts]
 
 
 @dataclass
@@ -117,8 +132,32 @@ class Run:
         return self.inputs.plan.registry
 
     @property
-    def engine(self) -> Engine:
-        return self.services.engine
+    def hosts(self) -> BuildHosts:
+        return self.services.build_hosts
+
+    def host_for(self, name: str) -> BuildHost:
+        """The build host image `name` is placed on (the scheduler placed it)."""
+        return self.hosts.host_for(name)
+
+    def engine_for(self, name: str) -> Engine:
+        """The engine of the host image `name` is built, validated and pushed on."""
+        return self.host_for(name).engine
+
+    def gpu_mode_for(self, name: str) -> str:
+        """How image `name` is validated: its host's GPU mode."""
+        return self.host_for(name).gpu_mode or self.policy.gpu_mode
+
+    def network_for(self, name: str) -> BuildNetwork | None:
+        return self.host_for(name).network or self.inputs.network
+
+    def os_image_on(self, host: BuildHost, base: str) -> str | None:
+        """The local OS image a base layer is built FROM on `host`."""
+        ids = host.os_image_ids if host.os_image_ids is not None else self.inputs.os_image_ids
+        return ids.get(base)
+
+    def host_label(self, name: str) -> str | None:
+        """The host to record for image `name`: named only when the run has several."""
+        return self.host_for(name).name if self.hosts.several else None
 
     @property
     def ui(self) -> Ui:

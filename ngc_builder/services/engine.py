@@ -18,6 +18,7 @@ from typing import IO, Any, Protocol
 
 import docker
 import docker.errors
+import docker.tls
 import requests
 
 from ngc_builder.errors import EngineError
@@ -107,12 +108,17 @@ class Engine(Protocol):
 
 
 class DockerEngine:
-    """The engine at DOCKER_HOST (or the local socket), through docker-py. Each thread gets
-    a client of its own: docker-py clients are not thread-safe, and workers run in parallel."""
+    """One engine through docker-py: the one at `url` (unix://, tcp://, ssh://), else the one at
+    DOCKER_HOST (or the local socket). Each thread gets a client of its own: docker-py clients
+    are not thread-safe, and workers run in parallel."""
 
-    def __init__(self, timeout: int = 900) -> None:
+    def __init__(self, timeout: int = 900, url: str | None = None, tls: Path | None = None,
+                 name: str | None = None) -> None:
         self.timeout = timeout
-        self.where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        self.url = url
+        self.tls = tls
+        self.where = url or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        self.name = name or self.where
         self._local = threading.local()
 
     @property
@@ -124,17 +130,35 @@ class DockerEngine:
     def containers(self) -> EngineContainers:
         return LabelledContainers(self._client().containers)
 
+    def info(self) -> dict[str, Any]:
+        """`docker info` of this engine (its runtimes, its devices)."""
+        return dict(self._client().info())
+
+    def client_options(self) -> dict[str, Any]:
+        """docker-py's DockerClient arguments for `url` (tls: the folder's cert files)."""
+        assert self.url is not None
+        options: dict[str, Any] = {"base_url": self.url, "timeout": self.timeout}
+        if self.tls is not None:
+            options["tls"] = docker.tls.TLSConfig(
+                client_cert=(str(self.tls / "cert.pem"), str(self.tls / "key.pem")),
+                ca_cert=str(self.tls / "ca.pem"), verify=True)
+        if self.url.startswith("ssh://"):
+            options["use_ssh_client"] = True  # the ssh binary and its config; no paramiko
+        return options
+
     def _client(self) -> Any:  # docker-py has no type hints: Any stops here
         if not hasattr(self._local, "client"):
-            self._local.client = docker.from_env(timeout=self.timeout)
+            self._local.client = (docker.from_env(timeout=self.timeout) if self.url is None
+                                  else docker.DockerClient(**self.client_options()))
         return self._local.client
 
     def ping(self) -> None:
         """EngineError unless the engine answers."""
+        named = self.where if self.name == self.where else f"{self.name} ({self.where})"
         try:
             self._client().ping()
         except (docker.errors.DockerException, requests.RequestException) as exc:
-            raise EngineError(f"no Docker engine answers at {self.where} ({exc}); "
+            raise EngineError(f"no Docker engine answers at {named} ({exc}); "
                               f"{SETUP_HINT}") from None
 
 

@@ -1,0 +1,109 @@
+"""A release spread over two real build hosts: the main engine and a second dockerd of the
+fault suite's (its own data root, socket and bridge; the main engine is never touched), listed
+in a site file with one slot each, so a child meets a parent on the other host."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+
+from tests.faults.engines import SecondEngine, copy_image, second_engine, unavailable
+from tests.faults.project import slow_project
+from tests.faults.running import Release, namespace
+
+pytestmark = pytest.mark.integration
+OS_REPOSITORY = "ngc-local/os-debian-trixie"
+MAIN = "main"
+SECOND = "second"
+
+
+@contextlib.contextmanager
+def _short_folder() -> Iterator[Path]:
+    """The second engine's sockets live in it: a unix socket path stays under 104 bytes."""
+    folder = Path(tempfile.mkdtemp(prefix="ngch-"))
+    try:
+        yield folder / "engine"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def engine() -> Iterator[SecondEngine]:
+    if (reason := unavailable()) is not None:
+        pytest.skip(reason)
+    with _short_folder() as folder, second_engine(folder) as started:
+        for image in docker.from_env().images.list(OS_REPOSITORY):  # no bootstrap there
+            for tag in image.tags:
+                copy_image(tag, started)
+        yield started
+
+
+def write_site(path: Path, second: SecondEngine, jobs: int = 1) -> Path:
+    main = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    path.write_text(f"engines:\n  - name: {MAIN}\n    url: {main}\n    jobs: {jobs}\n"
+                    f"  - name: {SECOND}\n    url: {second.host}\n    jobs: {jobs}\n")
+    return path
+
+
+def _client(host: str, second: SecondEngine) -> docker.DockerClient:
+    return docker.from_env() if host == MAIN else docker.DockerClient(base_url=second.host)
+
+
+def _holds_digest(client: docker.DockerClient, digest: str) -> bool:
+    return any(ref.endswith("@" + digest) for image in client.images.list()
+               for ref in image.attrs.get("RepoDigests") or [])
+
+
+def _holds_key(client: docker.DockerClient, key: str) -> bool:
+    return bool(client.images.list(filters={"label": f"org.ngc-builder.key={key}"}))
+
+
+def _check_parent_brought(run: Release, images: dict[str, Any], child: str,
+                          second: SecondEngine) -> str:
+    """How the child's host got the parent, as the run said, proven on that host's engine."""
+    host, parent = images[child]["build"]["host"], images[child]["parent"]
+    said = re.search(rf"\b{child}: on {host}: (pulling|building|{parent} is there already)",
+                     run.stderr())
+    assert said is not None, run.stderr()[-3000:]
+    client = _client(host, second)
+    if said.group(1) == "pulling":
+        assert _holds_digest(client, images[parent]["push"]["digest"])
+    else:
+        assert _holds_key(client, images[parent]["build"]["key"])
+    return said.group(1)
+
+
+def test_a_release_over_two_hosts_builds_on_both_and_brings_parents_across(
+    tmp_path: Path, engine: SecondEngine,
+) -> None:
+    project = slow_project(tmp_path / "project", build_seconds=3)
+    site = write_site(tmp_path / "site.yaml", engine)
+    run = Release(project.manifest, namespace("hosts"), tmp_path / "build",
+                  extra=["--site", str(site)])
+    assert run.run(timeout=900) == 0, run.stderr()[-3000:]
+    images = json.loads(run.stdout_file.read_text())["images"]
+    hosts = {name: image["build"]["host"] for name, image in images.items()}
+    print(hosts, "\n".join(line for line in run.stderr().splitlines() if ": on " in line))
+    assert set(hosts.values()) == {MAIN, SECOND}, hosts
+    crossed = [name for name, image in images.items()
+               if image["parent"] and hosts[name] != hosts[image["parent"]]]
+    assert crossed, hosts
+    for child in crossed:
+        _check_parent_brought(run, images, child, engine)
+    for name, image in images.items():
+        assert image["validation"]["verdict"] == "pass", (name, image["validation"])
+        assert image["push"]["status"] == "ok", (name, image["push"])
+        reference = f"{run.registry}/{name}@{image['push']['digest']}"
+        docker.from_env().images.pull(reference)  # raises unless the registry serves it
+        pulled = docker.from_env().images.get(reference)
+        assert pulled.labels["org.ngc-builder.key"] == image["build"]["key"]
