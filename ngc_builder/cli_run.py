@@ -42,15 +42,11 @@ from ngc_builder.validate.host import HostBaselines
 @click.option("--no-cache", is_flag=True,
               help="Build every image that is not published anew, without the layer cache.")
 @SITE
-@click.option("--validate-on", type=click.Choice(["engine", "slurm"]), default="engine",
-              show_default=True,
-              help="engine: validate on the build host; slurm: push a candidate, validate it "
-                   "as a Slurm job (the site's slurm:), promote only what passed.")
 @JSON
 def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
             root: Path | None, build_dir: Path, os_source: str,
             offline: bool, quiet: bool, jobs: int, force: bool, no_cache: bool,
-            site: Path | None, validate_on: str, as_json: bool) -> None:
+            site: Path | None, as_json: bool) -> None:
     """Build, validate, push candidates and promote a release; end with a summary table.
 
     Images whose content key the registry already holds are neither built nor pushed."""
@@ -58,7 +54,7 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
         manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
         build_dir=build_dir, os_strategy=cast(Strategy, os_source), offline=offline,
         stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
-        no_cache=no_cache, site=site, validate_on=validate_on)
+        no_cache=no_cache, site=site)
     sys.exit(guarded(lambda: release_command(options), options.as_json))
 
 

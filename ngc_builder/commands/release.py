@@ -63,7 +63,6 @@ class ReleaseOptions:
     no_cache: bool = False
     offline: bool = False  # hermetic: an internal network, packages only from the cache
     site: Path | None = None  # the site file (build hosts, Slurm); None: NGC_SITE or ROOT/site.yaml
-    validate_on: str = "engine"  # engine | slurm
 
 
 @dataclass(frozen=True)

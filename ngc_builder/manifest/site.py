@@ -10,7 +10,7 @@ engines:                 # build hosts; none: the engine at DOCKER_HOST (or the 
     url: tcp://builder-2.example:2376
     tls: /etc/ngc-builder/builder-2      # a folder with ca.pem, cert.pem, key.pem
     jobs: 2
-slurm:                   # `validate --slurm`, `release --validate-on slurm`
+slurm:                   # `validate IMAGE --slurm`
   partition: gpu
   account: dl-release
   time_limit: "00:30:00"
