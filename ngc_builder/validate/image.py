@@ -103,6 +103,11 @@ def check_labels(engine: Engine, ref: str, expected: dict[str, str]) -> CheckRes
         found = engine.api.inspect_image(ref)["Config"].get("Labels") or {}
     except (docker.errors.DockerException, requests.RequestException) as exc:
         return CheckResult("labels", "T0", "fail", f"cannot inspect {ref}: {exc}", fault="image")
+    return compare_labels(found, expected)
+
+
+def compare_labels(found: dict[str, str], expected: dict[str, str]) -> CheckResult:
+    """The `labels` check: the image's labels against the planned ones (wherever read)."""
     wrong = {key: found.get(key) for key, value in expected.items() if found.get(key) != value}
     if wrong:
         detail = ", ".join(f"{k}={v!r} (want {expected[k]!r})" for k, v in sorted(wrong.items()))

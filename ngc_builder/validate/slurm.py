@@ -24,7 +24,12 @@ from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.slurm import REQUEUED_STATES, JobState, SlurmCluster, SlurmError
 from ngc_builder.validate.evidence import parse_report, write_reports
 from ngc_builder.validate.hostrun import RUNNER_NAME, _stage, framework_facts, host_expect
-from ngc_builder.validate.image import RUNNER_COMMAND, SHM_SIZE, ValidationOutcome
+from ngc_builder.validate.image import (
+    RUNNER_COMMAND,
+    SHM_SIZE,
+    ValidationOutcome,
+    compare_labels,
+)
 
 JOB_PREFIX = "ngc-validate-"
 TAIL_LINES = 20
@@ -265,13 +270,7 @@ def labels_check(site: SlurmSite, files: JobFiles, expected: dict[str, str],
     except ValueError:
         return CheckResult("labels", "T0", "fail", f"the node could not inspect the image "
                            f"({files.labels} unreadable)", fault="image")
-    wrong = {key: found.get(key) for key, value in expected.items() if found.get(key) != value}
-    if wrong:
-        detail = ", ".join(f"{k}={v!r} (want {expected[k]!r})" for k, v in sorted(wrong.items()))
-        return CheckResult("labels", "T0", "fail", f"labels differ: {detail}", fault="image",
-                           evidence={"labels": found})
-    return CheckResult("labels", "T0", "pass", f"{len(expected)} labels as planned",
-                       evidence={"labels": {k: found[k] for k in sorted(expected)}})
+    return compare_labels(found, expected)
 
 
 def _read(path: Path) -> str:
