@@ -49,6 +49,8 @@ class EngineApi(Protocol):
 
     def inspect_image(self, image: str) -> Inspection: ...
 
+    def history(self, image: str) -> list[Inspection]: ...
+
     def inspect_distribution(self, image: str) -> Inspection: ...
 
     def tag(self, image: str, repository: str, tag: str) -> bool: ...
@@ -262,6 +264,24 @@ def find_built(engine: Engine, key: str) -> Inspection | None:
     """
     try:
         found = engine.api.images(filters={"label": f"{KEY_LABEL}={key}"})
+        return next((dict(image) for image in found if made_by_key(engine, image["Id"], key)),
+                    None)
     except (docker.errors.DockerException, requests.RequestException):
         return None
-    return dict(found[0]) if found else None
+
+
+def made_by_key(engine: Engine, image_id: str, key: str) -> bool:
+    """Whether the key label was set by the build that made the image's top layers.
+
+    Labels are inherited: an image built FROM ours (`RUN rm ...` on top) carries our key too,
+    and reusing it would ship its changes as ours. The builder's labels are the last
+    instructions of its build, so the key must be among the LABEL entries above every other.
+    """
+    wanted = f"LABEL {KEY_LABEL}={key}"
+    for entry in engine.api.history(image_id):
+        created_by = str(entry.get("CreatedBy") or "")
+        if wanted in created_by:
+            return True
+        if "#(nop)  LABEL " not in created_by:
+            return False
+    return False

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ngc_builder.services.engine import find_built
 from ngc_builder.validate.image import RUNNER_COMMAND
 from tests.integration.conftest import ReleaseRun, cli
 
@@ -88,8 +89,11 @@ def validate_broken(ci_release: ReleaseRun, docker_client: Any, run_line: str,
                     check_id: str) -> dict[str, Any]:
     """The CI JAX image with `run_line` on top, validated (exit 1), then removed."""
     parent = ci_release.record["images"]["jax"]["build"]["image_id"]
-    broken = derive(docker_client, parent, run_line, "ngc-local/test-broken:latest")
+    broken = derive(docker_client, parent, run_line, "ngc-test/broken:latest")
     try:
+        key = ci_release.record["images"]["jax"]["build"]["key"]
+        reused = find_built(docker_client, key)  # the broken image carries the key label too
+        assert reused is not None and reused["Id"] != broken
         done = cli("validate", broken, "--json")
         assert done.returncode == 1
         return checks_of(done)[check_id]

@@ -192,6 +192,15 @@ class FakeApi:
                 for image_id, image in self.engine.images.items()
                 if image["labels"].get(key) == value]
 
+    def history(self, image: str) -> list[dict[str, Any]]:
+        """As the classic builder writes it: one LABEL entry per label, above the build's
+        own steps (an image marked `derived` has a step of its own on top)."""
+        found = self.engine.images[self._resolve(image)]
+        top = [{"CreatedBy": "/bin/sh -c rm -f libstdc++.so.6"}] * bool(found.get("derived"))
+        labels = [{"CreatedBy": f"/bin/sh -c #(nop)  LABEL {key}={value}"}
+                  for key, value in found["labels"].items()]
+        return top + labels + [{"CreatedBy": "/bin/sh -c pip install"}]
+
     def inspect_image(self, image: str) -> dict[str, Any]:
         image_id = self._resolve(image)
         found = self.engine.images[image_id]
