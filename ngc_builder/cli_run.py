@@ -42,19 +42,27 @@ from ngc_builder.validate.host import HostBaselines
 @click.option("--no-cache", is_flag=True,
               help="Build every image that is not published anew, without the layer cache.")
 @SITE
+@click.option("--validate-on", type=click.Choice(["engine", "slurm"]), default="engine",
+              show_default=True,
+              help="Where images are validated: on their build host's engine, or each as a job "
+                   "of the site's Slurm cluster (slurm: in the site file), which pulls the "
+                   "pushed candidate; release tags move only after the job passed.")
 @JSON
 def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
             root: Path | None, build_dir: Path, os_source: str,
             offline: bool, quiet: bool, jobs: int, force: bool, no_cache: bool,
-            site: Path | None, as_json: bool) -> None:
+            site: Path | None, validate_on: str, as_json: bool) -> None:
     """Build, validate, push candidates and promote a release; end with a summary table.
 
     Images whose content key the registry already holds are neither built nor pushed."""
+    if validate_on == "slurm" and no_push:
+        raise click.UsageError("--validate-on slurm needs the push: the node pulls the "
+                               "candidate it validates")
     options = ReleaseOptions(
         manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
         build_dir=build_dir, os_strategy=cast(Strategy, os_source), offline=offline,
         stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
-        no_cache=no_cache, site=site)
+        no_cache=no_cache, site=site, validate_on=validate_on)
     sys.exit(guarded(lambda: release_command(options), options.as_json))
 
 

@@ -15,7 +15,9 @@ from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import PackageCache, default_root
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.commands.prepare import Prepared, prepare, registry_option
-from ngc_builder.manifest.site import load_site
+from ngc_builder.commands.validate import slurm_site
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.manifest.site import load_site, site_path
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui, print_summary
 from ngc_builder.pipeline.hosts import BuildHosts
@@ -27,7 +29,14 @@ from ngc_builder.pipeline.release import (
     open_record,
     run_images,
 )
-from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
+from ngc_builder.pipeline.run import (
+    ClusterValidation,
+    Run,
+    RunInputs,
+    RunPolicy,
+    RunServices,
+    RunState,
+)
 from ngc_builder.pipeline.site_hosts import (
     OpenHost,
     open_site_engine,
@@ -40,6 +49,7 @@ from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
 from ngc_builder.services.engine import Engine, connect, gpu_mode
 from ngc_builder.services.registry import Registry
+from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate import baselines
 from ngc_builder.validate.preflight import host_preflight
 
@@ -63,6 +73,7 @@ class ReleaseOptions:
     no_cache: bool = False
     offline: bool = False  # hermetic: an internal network, packages only from the cache
     site: Path | None = None  # the site file (build hosts, Slurm); None: NGC_SITE or ROOT/site.yaml
+    validate_on: str = "engine"  # or "slurm": a job of the site's cluster per image
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,7 @@ class Host:
     preflight: Preflight = host_preflight
     # One build host of the site file: its engine and GPU mode (asked of that host).
     open_host: OpenHost = open_site_engine
+    slurm: Callable[[], SlurmCluster] = SubprocessSlurm  # the site's cluster
 
 
 def release_command(options: ReleaseOptions, host: Host = Host(),
@@ -87,9 +99,10 @@ def _release(options: ReleaseOptions, host: Host, registry: Registry | None) -> 
     prepared = prepare(options.manifest, options.root, only=options.only,
                        registry=registry or registry_option(options.registry),
                        stack_check=options.stack_check)
+    cluster = _cluster(options, prepared, host)
     release_dir = options.build_dir / prepared.plan.release
     with release_lock(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
-        record = _locked_run(options, prepared, release_dir, host)
+        record = _locked_run(options, prepared, release_dir, host, cluster)
     if record is None:
         return EXIT_FAILED
     selected = [record.images[i.name] for i in prepared.plan.select(options.only)
@@ -98,8 +111,26 @@ def _release(options: ReleaseOptions, host: Host, registry: Registry | None) -> 
     return EXIT_FAILED if any(image.breaks_the_run for image in selected) else EXIT_OK
 
 
+def _cluster(options: ReleaseOptions, prepared: Prepared,
+             host: Host) -> ClusterValidation | None:
+    """--validate-on slurm: the site's cluster, refused up front where it cannot judge the
+    release's images (no push for the node to pull, runtime host validates no image)."""
+    if options.validate_on != "slurm":
+        return None
+    site = slurm_site(options.site, prepared.loaded.root)
+    if not options.push:  # the CLI refuses it too; here for callers of release_command
+        raise InputError([Problem("release", 0, "--validate-on slurm", "needs the push: the "
+                                  "node pulls the candidate it validates")])
+    if site.runtime == "host":
+        where = str(site_path(options.site, prepared.loaded.root))
+        raise InputError([Problem(where, 1, "slurm.runtime", "host validates the site's "
+                                  "Python, not an image: --validate-on slurm needs docker or "
+                                  "pyxis")])
+    return ClusterValidation(host.slurm(), site)
+
+
 def _locked_run(options: ReleaseOptions, prepared: Prepared, release_dir: Path,
-                host: Host) -> ReleaseRecord | None:
+                host: Host, cluster: ClusterValidation | None) -> ReleaseRecord | None:
     """The run, once this process holds the build dir; None when the host stopped it."""
     for image in prepared.rendered:
         image.write(release_dir / "context", owned=True)
@@ -108,18 +139,19 @@ def _locked_run(options: ReleaseOptions, prepared: Prepared, release_dir: Path,
         return None
     ui = Ui(release_dir / "logs", show_logs=options.show_logs)
     try:
-        return _run(options, prepared, _services(options, prepared, host, ui), mode)
+        return _run(options, prepared, _services(options, prepared, host, ui, cluster), mode)
     finally:
         ui.close()
 
 
-def _services(options: ReleaseOptions, prepared: Prepared, host: Host, ui: Ui) -> RunServices:
+def _services(options: ReleaseOptions, prepared: Prepared, host: Host, ui: Ui,
+              cluster: ClusterValidation | None) -> RunServices:
     """The site's build hosts when it lists engines, else the one engine (DOCKER_HOST)."""
     entries = load_site(options.site, prepared.loaded.root).engines
     if not entries:
-        return RunServices(host.connect(), ui)
+        return RunServices(host.connect(), ui, cluster=cluster)
     hosts = open_site_hosts(entries, host.open_host)
-    return RunServices(hosts[0].engine, ui, BuildHosts(hosts))
+    return RunServices(hosts[0].engine, ui, BuildHosts(hosts), cluster)
 
 
 def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,

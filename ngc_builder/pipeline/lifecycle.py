@@ -8,8 +8,6 @@ siblings carry on. Every step lands in the release record at once.
 
 from __future__ import annotations
 
-from typing import Any
-
 import docker.errors
 import requests
 
@@ -17,18 +15,16 @@ from ngc_builder.build import packages, sizegate
 from ngc_builder.build.image import BuildOutcome, build_image, build_labels
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError, os_problem
-from ngc_builder.pipeline import reuse
+from ngc_builder.pipeline import judge, reuse
+from ngc_builder.pipeline.on_cluster import validate_on_cluster
 from ngc_builder.pipeline.parents import parent_image
 from ngc_builder.pipeline.provenance import attach_sbom
-from ngc_builder.pipeline.run import Run
+from ngc_builder.pipeline.run import ClusterValidation, Run
 from ngc_builder.pipeline.schedule import Ready
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.promote import promote
 from ngc_builder.publish.push import push_candidate
 from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
-from ngc_builder.runner.report import RunReport
-from ngc_builder.validate import baselines
-from ngc_builder.validate.evidence import tier_verdicts
 from ngc_builder.validate.image import validate_image
 
 
@@ -68,6 +64,9 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
         block(record, f"{parent} did not pass")
         raise StepError(spec.name, "build", f"blocked: {parent} did not pass")
     build(run, spec, record)
+    if run.services.cluster is not None:
+        _steps_on_cluster(run, spec, record, ready, run.services.cluster)
+        return
     run.state.doing(spec.name, "validate")
     validate(run, spec, record)
     run.state.doing(spec.name, "size")
@@ -79,6 +78,20 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
     else:
         record.push.status = "skipped"
         record.push.error = "--no-push"
+
+
+def _steps_on_cluster(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready,
+                      cluster: ClusterValidation) -> None:
+    """The node pulls what it validates: size gate, push the candidate, the Slurm job, and
+    only then children and release tags."""
+    run.state.doing(spec.name, "size")
+    size_gate(run, spec, record)
+    run.state.doing(spec.name, "push")
+    digest = push(run, spec, record)
+    run.state.doing(spec.name, "validate")
+    validate_on_cluster(run, spec, record, cluster, digest)
+    ready()
+    promote_tags(run, spec, record, digest)
 
 
 def _parent_image(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
@@ -149,53 +162,13 @@ def _record_build(record: ImageRecord, outcome: BuildOutcome) -> None:
 def validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     image_id = record.build.image_id
     assert image_id is not None
-    done = record.validation
     mode = run.gpu_mode_for(spec.name)  # its host's
-    # A pass without GPUs says nothing about the GPU checks: rerun when the mode differs.
-    same_mode = done.gpu_mode == mode
-    if done.verdict == "pass" and done.image_id == image_id and same_mode:
-        run.ui.step(spec.name, "validation already passed for this image")
-        record.validation.reused = True
+    if judge.already_passed(run, spec, record, mode, slurm=False):
         return
     run.ui.step(spec.name, f"validating (GPU: {mode})")
-    try:
-        outcome = validate_image(run.engine_for(spec.name), image_id, record.labels, mode,
-                                 run.inputs.report_dir, spec.name,
-                                 baselines=_baselines_for(run, spec))
-    except StepError as exc:
-        record.validation.status, record.validation.error = "failed", exc.message
-        record.push.status, record.push.error = "blocked", "validation failed"
-        raise
-    report = outcome.report
-    record.validation = record.validation.model_copy(update={
-        "status": "ok" if report.verdict == "pass" else "failed", "verdict": report.verdict,
-        "image_id": image_id, "gpu_mode": mode, "summary": report.summary,
-        "reused": False,
-        "failed_checks": [c.id for c in report.failed()], "report": str(outcome.json_path),
-        "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "error": None})
-    record.validation.tiers = tier_verdicts(report)
-    for check in report.checks:
-        run.ui.line(spec.name, f"{check.status:4} {check.tier} {check.id}: {check.message}")
-    if report.verdict != "pass":
-        record.push.status, record.push.error = "blocked", "validation failed"
-        failed = ", ".join(check.id for check in report.failed())
-        raise StepError(spec.name, "validate", f"failed: {failed}")
-    _record_baselines(run, spec, report)
-
-def _record_baselines(run: Run, spec: ImageSpec, report: RunReport) -> None:
-    if run.inputs.baselines_file is None:
-        return
-    with run.state.image_lock("baselines"):
-        measured = baselines.measurements(report, spec.name, run.inputs.plan.release)
-        added = baselines.record(run.inputs.baselines_file, measured)
-    if added:
-        run.ui.step(spec.name, f"{added} T3 medians recorded in {run.inputs.baselines_file}")
-
-def _baselines_for(run: Run, spec: ImageSpec) -> dict[str, Any] | None:
-    if run.inputs.baselines_file is None or run.gpu_mode_for(spec.name) != "required":
-        return None
-    book = baselines.load_book(run.inputs.baselines_file)
-    return baselines.runner_document(book, spec.name, run.inputs.plan.release)
+    judge.judge(run, spec, record, mode, lambda: validate_image(
+        run.engine_for(spec.name), image_id, record.labels, mode, run.inputs.report_dir,
+        spec.name, baselines=judge.baselines_for(run, spec, mode)))
 
 def size_gate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if spec.entry is None or spec.entry.size_baseline is None:
@@ -213,14 +186,16 @@ def size_gate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     run.ui.step(spec.name, verdict)
 
 def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
+    promote_tags(run, spec, record, push(run, spec, record))
+
+def push(run: Run, spec: ImageSpec, record: ImageRecord) -> str:
+    """The candidate's digest: pushed now, or by an earlier run whose promotion did not finish
+    (a refused tag move, a lost registry), which is promoted with nothing pushed."""
     image_id = record.build.image_id
     assert image_id is not None
     pushed = record.push.digest
     if record.push.image_id == image_id and pushed and reuse.held(run, spec, pushed):
-        # Pushed by an earlier run whose promotion did not finish (a refused tag move, a lost
-        # registry): promote that candidate, push nothing.
-        promote_tags(run, spec, record, pushed)
-        return
+        return pushed
     if spec.parent is not None:  # its layers are uploaded once, by the parent's push
         run.state.published(spec.parent).wait()
     run.ui.step(spec.name, f"pushing candidate of {spec.remote_ref(run.registry)}")
@@ -234,7 +209,7 @@ def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
         "status": "ok", "ref": outcome.ref, "digest": outcome.digest, "image_id": image_id,
         "seconds": round(outcome.seconds, 1), "error": None, "reused": not outcome.pushed})
     run.state.save()
-    promote_tags(run, spec, record, outcome.digest)
+    return outcome.digest
 
 def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     run.state.doing(spec.name, "promote")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.lock.models import ReleaseLock
+from ngc_builder.manifest.site import SlurmSite
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.hosts import BuildHost, BuildHosts, one_host
 from ngc_builder.plan.dag import ReleasePlan
@@ -18,6 +19,7 @@ from ngc_builder.render.contexts import RenderedImage
 from ngc_builder.render.keys import ImageKey
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Registry
+from ngc_builder.services.slurm import SlurmCluster
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,18 @@ class RunPolicy:
 
 
 @dataclass(frozen=True)
+class ClusterValidation:
+    """`release --validate-on slurm`: each image validated as a job of the site's cluster."""
+
+    cluster: SlurmCluster
+    site: SlurmSite  # runtime docker or pyxis: the node pulls the pushed candidate
+
+    @property
+    def gpu_mode(self) -> str:
+        return "required" if self.site.gpus > 0 else "none"
+
+
+@dataclass(frozen=True)
 class RunServices:
     """What the run talks to; the registry is the plan's. `engine` alone: one build host
     (today's run); `hosts`: the site's build hosts, `engine` being the first one's."""
@@ -60,6 +74,7 @@ class RunServices:
     engine: Engine
     ui: Ui
     hosts: BuildHosts | None = None
+    cluster: ClusterValidation | None = None  # validation on Slurm instead of the build host
 
     def __post_init__(self) -> None:
         if self.hosts is None:  # made once: the placements of the run are kept in it

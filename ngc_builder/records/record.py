@@ -49,6 +49,7 @@ class ValidationRecord(BaseModel):
     seconds: float | None = None
     error: str | None = None
     reused: bool = False
+    slurm_job: str | None = None  # validated as this job of the site's cluster
 
 
 class PushRecord(BaseModel):

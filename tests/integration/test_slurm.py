@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import secrets
 import shutil
 import subprocess
 import sys
@@ -17,11 +18,12 @@ from typing import Any
 import pytest
 
 from ngc_builder.manifest.site import SlurmSite
+from ngc_builder.services.registry import parse_registry
 from ngc_builder.services.slurm import SubprocessSlurm
 from ngc_builder.validate.image import ValidationOutcome
 from ngc_builder.validate.slurm import JOB_PREFIX, validate_on_slurm
 from tests.conftest import REPO
-from tests.integration.conftest import cli, make_ci_root
+from tests.integration.conftest import REGISTRY_HOST, cli, make_ci_root
 
 pytestmark = pytest.mark.integration
 TINY_FRAMEWORK = "name: tiny\nimport_name: json\ndistribution: null\n"
@@ -204,3 +206,54 @@ def test_a_job_cancelled_while_running_is_an_error_and_leaves_no_container(
     while containers_of(docker_client, job_id) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not containers_of(docker_client, job_id), "a cancelled job left its container"
+
+
+def release_on_slurm(manifest: Path, tmp_path: Path, runtime: str) -> tuple[str, dict[str, Any]]:
+    """`release --only cuda-mini --validate-on slurm` to a fresh namespace: its registry and
+    record (the command must end; its exit code is the caller's to judge)."""
+    registry = f"{REGISTRY_HOST}/slurm-{secrets.token_hex(4)}"
+    site_file = tmp_path / "site.yaml"
+    site_file.write_text(f"slurm:\n  runtime: {runtime}\n  gpus: 0\n  time_limit: \"5\"\n"
+                         f"  poll_seconds: 0.5\n  workdir: {tmp_path / 'work'}\n")
+    done = cli("release", str(manifest), "--only", "cuda-mini", "--registry", registry,
+               "--validate-on", "slurm", "--site", str(site_file), "--build-dir",
+               str(tmp_path / "build"), "--os-source", "bootstrap", "--quiet",
+               "--json")
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return registry, json.loads(done.stdout) | {"exit": done.returncode, "stderr": done.stderr}
+
+
+def test_release_validated_on_slurm_promotes_what_the_jobs_passed(
+    slurm: SubprocessSlurm, base_release: tuple[str, Path], tmp_path: Path,
+) -> None:
+    _, manifest = base_release
+    registry, record = release_on_slurm(manifest, tmp_path, "docker")
+    assert record["exit"] == 0, record["stderr"][-3000:]
+    for name in ("base", "cuda-mini"):
+        image = record["images"][name]
+        validation, push = image["validation"], image["push"]
+        assert validation["verdict"] == "pass" and validation["slurm_job"], name
+        evidence = json.loads(Path(validation["report"]).read_text())
+        slurm_env = evidence["environment"]["slurm"]
+        assert (slurm_env["job_id"], slurm_env["state"]) == (validation["slurm_job"], "COMPLETED")
+        # The node ran what was pushed, by digest, and checked its labels there.
+        assert f"@{push['digest']}" in slurm_env["job_command"]
+        assert {c["id"]: c["status"] for c in evidence["checks"]}["labels"] == "pass"
+        assert parse_registry(registry).manifest_digest(name, "26.11-py3") == push["digest"]
+
+
+def test_a_job_whose_runtime_cannot_start_the_image_promotes_nothing(
+    slurm: SubprocessSlurm, base_release: tuple[str, Path], tmp_path: Path,
+) -> None:
+    """Runtime pyxis on a cluster without the plugin: srun refuses --container-image."""
+    _, manifest = base_release
+    registry, record = release_on_slurm(manifest, tmp_path, "pyxis")
+    assert record["exit"] == 1
+    base = record["images"]["base"]
+    assert base["validation"]["status"] == "failed" and base["push"]["status"] == "blocked"
+    assert base["push"]["digest"]  # the candidate the node was to pull stays staged, untagged
+    assert record["images"]["cuda-mini"]["build"]["status"] == "blocked"
+    held = parse_registry(registry)
+    assert held.manifest_digest("base", "26.11-py3") is None
+    assert held.manifest_digest("base", "26.11-py3-rc1") == base["push"]["digest"]
+    assert held.manifest_digest("cuda-mini", "26.11-py3") is None

@@ -18,7 +18,14 @@ import requests
 from ngc_builder.build.packages import DPKG_LIST, PIP_LIST
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.release import run_images
-from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
+from ngc_builder.pipeline.run import (
+    ClusterValidation,
+    Run,
+    RunInputs,
+    RunPolicy,
+    RunServices,
+    RunState,
+)
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
 from ngc_builder.render.contexts import RenderedImage
@@ -370,6 +377,7 @@ class Setup:
     jobs: int = 1
     force: bool = False
     gpu_mode: str = "none"
+    cluster: ClusterValidation | None = None  # --validate-on slurm
 
     def run(self, push: bool = True, record: ReleaseRecord | None = None) -> Run:
         self.record = record or self.record or ReleaseRecord(
@@ -381,7 +389,7 @@ class Setup:
                            source="https://example.invalid/ngc")
         policy = RunPolicy(push=push, gpu_mode=self.gpu_mode, jobs=self.jobs, force=self.force)
         engine: Engine = FakeClient(self.engine)
-        return Run(inputs, policy, RunServices(engine, ui),
+        return Run(inputs, policy, RunServices(engine, ui, cluster=self.cluster),
                    RunState(self.record, self.tmp / "release.json"))
 
     def go(self, push: bool = True, only: list[str] | None = None) -> ReleaseRecord:

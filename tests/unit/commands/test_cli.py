@@ -183,3 +183,30 @@ def test_lock_only_names_an_image_of_the_release(write_release: WriteRelease) ->
     code, _, err = invoke("lock", str(unlocked), "--only", "jax", "--offline")
     assert code == 2
     assert err.strip().endswith("releases/other.lock.json:1: lock: --only needs an existing lock")
+
+
+def test_release_on_slurm_refuses_no_push(write_release: WriteRelease) -> None:
+    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
+                          "--validate-on", "slurm", "--no-push")
+    assert code == 2 and "the node pulls the candidate it validates" in err
+    assert "Traceback" not in err
+
+
+def test_release_on_slurm_needs_the_sites_cluster(write_release: WriteRelease,
+                                                  tmp_path: Path) -> None:
+    site = tmp_path / "site.yaml"
+    site.write_text("engines: []\n")
+    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
+                          "--validate-on", "slurm", "--site", str(site))
+    assert code == 2
+    assert err.strip().splitlines() == [f"{site}:1: slurm: no slurm: section; validation on "
+                                        "Slurm needs the cluster to submit to"]
+
+
+def test_release_on_slurm_refuses_runtime_host(write_release: WriteRelease,
+                                               tmp_path: Path) -> None:
+    site = tmp_path / "site.yaml"
+    site.write_text("slurm:\n  runtime: host\n")
+    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
+                          "--validate-on", "slurm", "--site", str(site))
+    assert code == 2 and f"{site}:1: slurm.runtime: host validates the site's Python" in err
