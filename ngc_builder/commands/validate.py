@@ -102,8 +102,8 @@ def slurm_site(explicit: Path | None, root: Path) -> SlurmSite:
     site = load_site(explicit, root)
     if site.slurm is None:
         where = str(path) if path is not None else f"{root / SITE_FILE} (no site file)"
-        raise InputError([Problem(where, 1, "slurm",
-                                  "no slurm: section; validation on Slurm needs the cluster to submit to")])
+        raise InputError([Problem(where, 1, "slurm", "no slurm: section; validation on Slurm "
+                                  "needs the cluster to submit to")])
     return site.slurm
 
 
