@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 import sys
-from types import ModuleType
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -56,3 +58,43 @@ def test_two_hosts_on_one_machine_share_its_cores() -> None:
     shared = simulate(release, SiteModel(hosts=2, slots=1, cores=1, measured_jobs=1,
                                          machines=1))
     assert shared.makespan_s == pytest.approx(80, abs=1)
+
+
+# bench/two_hosts.py: what it reads of a real run, and how it feeds the model.
+two_hosts = _bench_module("two_hosts")
+
+
+def test_the_bench_counts_how_the_second_host_got_each_parent(tmp_path: Path) -> None:
+    from ngc_builder.pipeline.console import Ui
+    from ngc_builder.pipeline.parents import Costs
+
+    stream = io.StringIO()
+    ui = Ui(tmp_path, stream=stream)
+    ui.plan(["base", "cuda", "jax", "pytensor", "pytorch"])
+    pushed, unpushed = Costs(10**8, 2, 26, True, False), Costs(10**9, 60, 100, False, True)
+    ui.step("jax", f"on second: {pushed.reason('base')}")  # as pipeline/parents.py says it
+    ui.step("jax", f"on second: {unpushed.reason('cuda')}")
+    ui.step("pytensor", "on second: cuda is there already (built from its key)")
+    ui.step("pytorch", f"on main: {pushed.reason('base')}")  # the first host: not counted
+    assert two_hosts.parents_brought(stream.getvalue()) == {
+        "pulling": ["base"], "building": ["cuda"], "there": ["cuda"]}
+
+
+def test_the_bench_feeds_the_model_the_measured_push_as_gzip_plus_upload() -> None:
+    from ngc_builder.records.record import ImageRecord, ReleaseRecord
+
+    record = ReleaseRecord(release="26.11", registry="r", manifest="m")
+    for name, parent, size in (("base", None, 100), ("cuda", "base", 300)):
+        image = ImageRecord(name=name, kind="x", parent=parent)
+        image.build.seconds, image.build.size_bytes = 10.0, size
+        image.validation.seconds, image.push.seconds = 1.0, 5.0
+        record.images[name] = image
+    plan = SimpleNamespace(images=[SimpleNamespace(name="base", parent=None),
+                                   SimpleNamespace(name="cuda", parent="base")])
+    works = two_hosts.works_from(record, SimpleNamespace(plan=plan), bandwidth=100.0)
+    cuda = works[1]
+    assert cuda.push_bytes == int(200 * two_hosts.COMPRESSION)  # its own layers only
+    assert cuda.compress_s + cuda.push_bytes / 100.0 == pytest.approx(5.0)
+    one = simulate(works, SiteModel(hosts=1, slots=1, cores=1, bandwidth=100.0,
+                                    measured_jobs=1))
+    assert one.makespan_s == pytest.approx(2 * (10 + 1 + 5), abs=0.5)  # as measured
