@@ -38,9 +38,10 @@ def open_site_hosts(entries: list[EngineHost], open_host: OpenHost) -> list[Buil
 def sweep_stale(hosts: list[BuildHost], ui: Ui) -> None:
     for host in hosts:
         swept = remove_stale_containers(host.engine)
+        where = f" on {host.name}" if len(hosts) > 1 else ""  # one host: no name to tell
         if swept:
-            ui.step("release", f"removed {swept} container(s) on {host.name} left by an "
-                               "earlier run that was killed")
+            ui.step("release", f"removed {swept} container(s){where} left by an earlier run "
+                               "that was killed")
 
 
 def ready_other_hosts(hosts: list[BuildHost], loaded: LoadedRelease, plan: ReleasePlan,
