@@ -28,6 +28,10 @@ from ngc_builder.validate.host import HostBaselines
 @click.option("--only", multiple=True, help="Only this image (and what it is built on).")
 @REGISTRY
 @click.option("--no-push", is_flag=True, help="Build and validate, push nothing.")
+@click.option("--no-promote", is_flag=True,
+              help="Push each candidate and stage it by its content key (tag staged-<key>), "
+                   "move no release tag: a later run (a GPU job) pulls it, gates it again and "
+                   "promotes it.")
 @ROOT
 @BUILD_DIR
 @OS_SOURCE
@@ -49,7 +53,7 @@ from ngc_builder.validate.host import HostBaselines
                    "pushed candidate; release tags move only after the job passed.")
 @JSON
 def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
-            root: Path | None, build_dir: Path, os_source: str,
+            no_promote: bool, root: Path | None, build_dir: Path, os_source: str,
             offline: bool, quiet: bool, jobs: int, force: bool, no_cache: bool,
             site: Path | None, validate_on: str, as_json: bool) -> None:
     """Build, validate, push candidates and promote a release; end with a summary table.
@@ -62,7 +66,7 @@ def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push
         manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
         build_dir=build_dir, os_strategy=cast(Strategy, os_source), offline=offline,
         stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
-        no_cache=no_cache, site=site, validate_on=validate_on)
+        no_cache=no_cache, site=site, validate_on=validate_on, promote=not no_promote)
     sys.exit(guarded(lambda: release_command(options), options.as_json))
 
 

@@ -74,6 +74,7 @@ class ReleaseOptions:
     offline: bool = False  # hermetic: an internal network, packages only from the cache
     site: Path | None = None  # the site file (build hosts, Slurm); None: NGC_SITE or ROOT/site.yaml
     validate_on: str = "engine"  # or "slurm": a job of the site's cluster per image
+    promote: bool = True  # False: push and stage candidates by key, move no release tag
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,8 @@ def _inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str],
 def _policy(options: ReleaseOptions, prepared: Prepared, mode: str) -> RunPolicy:
     return RunPolicy(push=options.push, gpu_mode=mode, jobs=options.jobs, force=options.force,
                      aliases=tuple(prepared.loaded.release.aliases),
-                     reuse_published=options.reuse_published, no_cache=options.no_cache)
+                     reuse_published=options.reuse_published, no_cache=options.no_cache,
+                     promote=options.promote)
 
 
 def _state(options: ReleaseOptions, prepared: Prepared) -> RunState:

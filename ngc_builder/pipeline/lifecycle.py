@@ -22,7 +22,7 @@ from ngc_builder.pipeline.provenance import attach_sbom
 from ngc_builder.pipeline.run import ClusterValidation, Run
 from ngc_builder.pipeline.schedule import Ready
 from ngc_builder.plan.dag import ImageSpec
-from ngc_builder.publish.promote import promote
+from ngc_builder.publish.promote import promote, stage
 from ngc_builder.publish.push import push_candidate
 from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
 from ngc_builder.validate.image import validate_image
@@ -54,7 +54,8 @@ def process_image(run: Run, spec: ImageSpec, ready: Ready) -> None:
 def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None:
     digest = reuse.published(run, spec, record)
     if digest is not None:
-        promote_tags(run, spec, record, digest)
+        if run.policy.promote:  # its content tag is set last: the others should be there
+            promote_tags(run, spec, record, digest)
         return
     if reuse.known_failure(run, spec, record):
         return
@@ -91,7 +92,7 @@ def _steps_on_cluster(run: Run, spec: ImageSpec, record: ImageRecord, ready: Rea
     run.state.doing(spec.name, "validate")
     validate_on_cluster(run, spec, record, cluster, digest)
     ready()
-    promote_tags(run, spec, record, digest)
+    conclude(run, spec, record, digest)
 
 
 def _parent_image(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
@@ -119,7 +120,7 @@ def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
         run.ui.step(spec.name,
                     f"unchanged (key {key.key[:12]}), reusing {record.build.image_id}")
         record.build.reused = True
-    elif not reuse.adopt_local(run, spec, record):
+    elif not reuse.adopt_local(run, spec, record) and not reuse.adopt_pushed(run, spec, record):
         _build_new(run, spec, record)
     if record.build.packages is None:
         listing = run.inputs.report_dir / f"{spec.name}.packages.json"
@@ -186,7 +187,14 @@ def size_gate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     run.ui.step(spec.name, verdict)
 
 def publish(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
-    promote_tags(run, spec, record, push(run, spec, record))
+    conclude(run, spec, record, push(run, spec, record))
+
+def conclude(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
+    """Promote the pushed candidate, or (--no-promote) stage it for a later gate."""
+    if run.policy.promote:
+        promote_tags(run, spec, record, digest)
+    else:
+        stage_tags(run, spec, record, digest)
 
 def push(run: Run, spec: ImageSpec, record: ImageRecord) -> str:
     """The candidate's digest: pushed now, or by an earlier run whose promotion did not finish
@@ -227,6 +235,21 @@ def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) ->
     for move in done.forced:
         run.ui.problem(spec.name, f"forced move of a release tag: {move}")
     run.ui.step(spec.name, f"{spec.remote_ref(run.registry)} -> {digest[:19]}")
+
+def stage_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
+    """--no-promote: the SBOM and the staged key tag beside the candidate, no release tag."""
+    run.state.doing(spec.name, "stage")
+    attach_sbom(run, spec, record, digest)
+    staged = run.inputs.keys[spec.name].staged_tag
+    try:
+        stage(run.engine_for(spec.name), run.registry, spec, digest, staged,
+              record.build.image_id)
+    except StepError as exc:
+        record.push.status, record.push.error = "failed", exc.message
+        raise
+    record.push.status, record.push.error, record.push.staged = "ok", None, staged
+    run.ui.step(spec.name, f"staged {spec.remote_repository(run.registry)}:{staged} -> "
+                           f"{digest[:19]} (not promoted: --no-promote)")
 
 def fail_pending(record: ImageRecord, reason: str) -> None:
     for step in (record.build, record.validation, record.push):

@@ -78,6 +78,44 @@ def adopt_local(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     record.push = PushRecord()
     return True
 
+def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
+    """Take over the candidate the registry holds by this key (staged by `--no-promote`, or
+    published and now to be validated with GPUs) on a host that has no copy: pulled by digest,
+    gated again here; its push is already done."""
+    found = _pushed_by_key(run, spec)
+    if found is None:
+        return False
+    tag, digest = found
+    run.ui.step(spec.name, f"the registry holds {tag[:20]}... at {digest[:19]}: pulling it "
+                           "rather than building it")
+    engine = run.engine_for(spec.name)
+    image_id = pull(run, engine, spec, digest)
+    inspection = engine.api.inspect_image(image_id)
+    labels = dict(inspection["Config"].get("Labels") or {})
+    key = run.inputs.keys[spec.name]
+    record.labels = labels
+    record.build = BuildRecord(status="ok", key=key.key, image_id=image_id, reused=True,
+                               created=labels.get("org.opencontainers.image.created"),
+                               size_bytes=int(inspection.get("Size") or 0), source="registry",
+                               inputs=key.inputs(), log=str(run.ui.log_path(spec.name)),
+                               host=run.host_label(spec.name))
+    record.validation = ValidationRecord()
+    record.push = PushRecord(digest=digest, image_id=image_id, reused=True)
+    return True
+
+def _pushed_by_key(run: Run, spec: ImageSpec) -> tuple[str, str] | None:
+    if not (run.policy.push and run.policy.reuse_published):
+        return None
+    key = run.inputs.keys[spec.name]
+    for tag in (key.tag, key.staged_tag):
+        try:
+            digest = run.registry.manifest_digest(spec.name, tag)
+        except RegistryError:
+            return None
+        if digest is not None:
+            return tag, digest
+    return None
+
 def ensure_local(run: Run, engine: Engine, spec: ImageSpec, record: ImageRecord) -> str | None:
     """An image for this record's key on `engine` (the record's host): the recorded one, one
     built earlier from the key, else the published one pulled by digest (and tagged as the ref

@@ -52,6 +52,9 @@ class RunPolicy:
     # False: build every image anew even if the registry holds its key (rebuild, bench).
     reuse_published: bool = True
     no_cache: bool = False  # build without the engine's layer cache
+    # False (--no-promote): candidates pushed and staged by key, no release tag moved; a later
+    # gate (a GPU job) pulls them, validates them and promotes them.
+    promote: bool = True
 
 
 @dataclass(frozen=True)

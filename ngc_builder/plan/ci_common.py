@@ -78,36 +78,38 @@ def login_command(site: CiSite) -> str:
 
 
 def image_command(ctx: CiContext, spec: ImageSpec) -> str:
-    # --only builds the image on top of its parents; the parents' jobs published them, so
-    # here they are skipped by their content keys (pulled only when needed as a base).
-    return f"{CLI} release {ctx.manifest} --only {spec.name} --registry {ctx.registry} --quiet"
+    """--only builds the image on top of its parents, skipped by their content keys (or,
+    staged, pulled). An image with a GPU job is only staged here: its GPU job promotes it."""
+    stage = " --no-promote" if validated_on_gpu(spec) else ""
+    return (f"{CLI} release {ctx.manifest} --only {spec.name} --registry {ctx.registry}"
+            f"{stage} --quiet")
 
 
-def published_ref(ctx: CiContext, spec: ImageSpec) -> str:
-    return f'"${ctx.site.registry_variable}/{spec.name}:{spec.tag}"'
-
-
-def gpu_junit(ctx: CiContext, spec: ImageSpec) -> str:
-    return f"{ctx.release_dir}/reports/gpu-{job_id(spec.name)}.junit.xml"
+def gpu_needs(ctx: CiContext, spec: ImageSpec) -> list[str]:
+    """The image's job (its staged candidate), and its parent's GPU job (the parent promoted,
+    so this job gates only the image itself)."""
+    parent = ctx.plan.get(spec.parent) if spec.parent else None
+    return [job_id(spec.name), *([gpu_job_id(parent.name)]
+                                 if parent is not None and validated_on_gpu(parent) else [])]
 
 
 def gpu_commands(ctx: CiContext, spec: ImageSpec) -> list[str]:
-    """Pull what the image's job published and validate it here, GPUs required."""
-    ref = published_ref(ctx, spec)
-    return [f"docker pull {ref}",
-            f"{CLI} validate {ref} --release {ctx.manifest} --out {ctx.release_dir}/gpu "
-            f"--junit {gpu_junit(ctx, spec)}"]
+    """The release for this image again, GPUs required: its staged candidate pulled by key,
+    validated here, and promoted only when it passed (nothing rebuilt)."""
+    return [f"{CLI} release {ctx.manifest} --only {spec.name} --registry {ctx.registry} --quiet"]
 
 
-def gpu_cleanup(ctx: CiContext, spec: ImageSpec) -> str:
+def gpu_cleanup(ctx: CiContext) -> str:
     # GPU runners are not build hosts: keep a month's framework images from filling them.
-    return f"docker image rm {published_ref(ctx, spec)} || true"
+    label = f"org.ngc-builder.release={ctx.plan.release}"
+    return f'docker image ls -q --filter "label={label}" | xargs -r docker image rm -f'
 
 
 def publish_commands(ctx: CiContext) -> list[str]:
-    """Every image is published by now: the whole release again skips each by its content
-    key, points the aliases and writes one record; then verify and report read it."""
-    return [f"{CLI} release {ctx.manifest} --registry {ctx.registry} --quiet",
+    """Every image was promoted by the job that ran its last gate. The whole release again,
+    promoting nothing (an image that is not promoted stays staged, and verify fails on it),
+    writes one record; verify and report read it."""
+    return [f"{CLI} release {ctx.manifest} --registry {ctx.registry} --no-promote --quiet",
             f"{CLI} verify {ctx.manifest} --registry {ctx.registry}",
             f"{CLI} report {ctx.manifest}"]
 
@@ -123,10 +125,6 @@ def junit_glob(ctx: CiContext) -> str:
 def image_artifacts(ctx: CiContext) -> list[str]:
     return [f"{ctx.release_dir}/release.json", f"{ctx.release_dir}/logs/",
             f"{ctx.release_dir}/reports/"]
-
-
-def gpu_artifacts(ctx: CiContext) -> list[str]:
-    return [f"{ctx.release_dir}/gpu/", f"{ctx.release_dir}/reports/"]
 
 
 def publish_artifacts(ctx: CiContext) -> list[str]:

@@ -17,11 +17,11 @@ from ngc_builder.plan.ci_common import (
     CiContext,
     check_command,
     dump,
-    gpu_artifacts,
     gpu_cleanup,
     gpu_commands,
     gpu_images,
     gpu_job_id,
+    gpu_needs,
     header,
     image_artifacts,
     image_command,
@@ -72,25 +72,26 @@ def _runner_job(needs: list[str], labels: list[str], gpu: str,
 def _image_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
     needs = [job_id(spec.parent) if spec.parent else CHECKS]
     # GPU checks run in the gpu- jobs. With NGC_GPU=required here, a published parent
-    # (validated without GPUs) would be built and validated again on this runner.
+    # (validated without GPUs) would be pulled and validated again on this runner.
     return _runner_job(needs, ctx.site.runner_labels, "none", [
         _checkout(), {"run": SETUP}, _login(ctx),
-        {"name": f"Build, validate and publish {spec.name}", "run": image_command(ctx, spec)},
+        {"name": f"Build, validate and push {spec.name}", "run": image_command(ctx, spec)},
         _upload(job_id(spec.name), image_artifacts(ctx))])
 
 
 def _gpu_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
-    return _runner_job([job_id(spec.name)], ctx.site.gpu_runner_labels, "required", [
+    return _runner_job(gpu_needs(ctx, spec), ctx.site.gpu_runner_labels, "required", [
         _checkout(), {"run": SETUP}, _login(ctx),
-        {"name": f"Validate {spec.name} on GPUs", "run": "\n".join(gpu_commands(ctx, spec))},
-        {"name": "Remove the pulled image", "if": "always()", "run": gpu_cleanup(ctx, spec)},
-        _upload(gpu_job_id(spec.name), gpu_artifacts(ctx))])
+        {"name": f"Validate {spec.name} on GPUs, then promote it",
+         "run": "\n".join(gpu_commands(ctx, spec))},
+        {"name": "Remove the pulled images", "if": "always()", "run": gpu_cleanup(ctx)},
+        _upload(gpu_job_id(spec.name), image_artifacts(ctx))])
 
 
 def _publish_job(ctx: CiContext, validations: list[str]) -> dict[str, Any]:
     return _runner_job(validations, ctx.site.runner_labels, "none", [
         _checkout(), {"run": SETUP}, _login(ctx),
-        {"name": "Promote, verify and report", "run": "\n".join(publish_commands(ctx))},
+        {"name": "Verify and report", "run": "\n".join(publish_commands(ctx))},
         _upload(PUBLISH, publish_artifacts(ctx))])
 
 

@@ -18,11 +18,11 @@ from ngc_builder.plan.ci_common import (
     CiContext,
     check_command,
     dump,
-    gpu_artifacts,
     gpu_cleanup,
     gpu_commands,
     gpu_images,
     gpu_job_id,
+    gpu_needs,
     header,
     image_artifacts,
     image_command,
@@ -67,7 +67,7 @@ def _runner_job(ctx: CiContext, needs: list[str], gpu: bool,
                 script: list[str]) -> dict[str, Any]:
     site = ctx.site
     # GPU checks run in the gpu: jobs. With NGC_GPU=required on a build runner, a published
-    # parent (validated without GPUs) would be built and validated again there.
+    # parent (validated without GPUs) would be pulled and validated again there.
     return {"needs": _needs(needs), "rules": _rules(*RELEASE_SOURCES),
             "tags": site.gitlab_gpu_tags if gpu else site.gitlab_tags,
             "variables": {"NGC_GPU": "required" if gpu else "none",
@@ -83,9 +83,9 @@ def _image_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
 
 
 def _gpu_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
-    job = _runner_job(ctx, [job_id(spec.name)], True, gpu_commands(ctx, spec))
-    job["after_script"] = [*job["after_script"], gpu_cleanup(ctx, spec)]
-    return {**job, "artifacts": _artifacts(ctx, gpu_artifacts(ctx))}
+    job = _runner_job(ctx, gpu_needs(ctx, spec), True, gpu_commands(ctx, spec))
+    job["after_script"] = [*job["after_script"], gpu_cleanup(ctx)]
+    return {**job, "artifacts": _artifacts(ctx, image_artifacts(ctx))}
 
 
 def _publish_job(ctx: CiContext, validations: list[str]) -> dict[str, Any]:

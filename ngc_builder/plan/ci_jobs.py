@@ -1,8 +1,10 @@
 """CI pipelines for the monthly build, generated from the release manifest and the site's `ci:`
 section, written where the services read them: one job per image, each needing its parent's
-job; a GPU validation job per image with a CUDA stack; a last job that promotes, verifies and
-reports. Jobs can run on different runners: an image's job publishes it, and its children's
-jobs skip it by its content key. docs/ci.md says how a project adopts them.
+job; a GPU validation job per image with a CUDA stack; a last job that verifies and reports.
+Jobs can run on different runners: an image's job pushes it, and its children's jobs find it
+by its content key. An image with a GPU job is only staged by its own job (`--no-promote`);
+its GPU job pulls that candidate, validates it with GPUs and promotes it, so a failed GPU
+check holds the release tag back. docs/ci.md says how a project adopts them.
 
 `ngc-builder ci RELEASE --check` fails when the committed files differ from what the manifest
 gives (a new image without a job, a removed one still built, runner labels changed).

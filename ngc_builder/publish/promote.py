@@ -44,3 +44,11 @@ def promote(
                 set_tag(engine, registry, spec, digest, tag, image_id)
     return Promotion([spec.tag, *aliases, key_tag], forced)
 
+
+
+def stage(engine: Engine, registry: Registry, spec: ImageSpec, digest: str, staged_tag: str,
+          image_id: str | None = None) -> None:
+    """Point the candidate's staged key tag at it (a rerun leaves a tag already there)."""
+    with step_errors(spec, "stage", spec.remote_repository(registry)):
+        if registry.manifest_digest(spec.name, staged_tag) != digest:
+            set_tag(engine, registry, spec, digest, staged_tag, image_id)

@@ -63,6 +63,7 @@ class PushRecord(BaseModel):
     promoted: list[str] = Field(default_factory=list)
     forced: list[str] = Field(default_factory=list)
     sbom: str | None = None  # the tag of the image's SBOM, beside it in the registry
+    staged: str | None = None  # --no-promote: the tag naming the candidate by its key
 
 
 class ImageRecord(BaseModel):

@@ -23,6 +23,7 @@ from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.render.contexts import RUNNER_NAME, RenderedImage
 
 KEY_TAG_PREFIX = "key-"
+STAGED_TAG_PREFIX = "staged-"
 
 
 def sha256(data: bytes) -> str:
@@ -42,6 +43,12 @@ class ImageKey:
     def tag(self) -> str:
         """The registry tag that proves this key was published (after every gate passed)."""
         return f"{KEY_TAG_PREFIX}{self.key}"
+
+    @property
+    def staged_tag(self) -> str:
+        """The tag of a candidate pushed but not promoted (`release --no-promote`): a later
+        run, on any host, finds it by its key, pulls it and gates it again."""
+        return f"{STAGED_TAG_PREFIX}{self.key}"
 
     def inputs(self) -> dict[str, Any]:
         return asdict(self)

@@ -378,6 +378,7 @@ class Setup:
     force: bool = False
     gpu_mode: str = "none"
     cluster: ClusterValidation | None = None  # --validate-on slurm
+    promote: bool = True  # False: --no-promote
 
     def run(self, push: bool = True, record: ReleaseRecord | None = None) -> Run:
         self.record = record or self.record or ReleaseRecord(
@@ -387,7 +388,8 @@ class Setup:
                            context_dir=self.tmp / "context", report_dir=self.tmp / "reports",
                            os_image_ids={"debian-trixie": OS_ID}, revision="0123abc",
                            source="https://example.invalid/ngc")
-        policy = RunPolicy(push=push, gpu_mode=self.gpu_mode, jobs=self.jobs, force=self.force)
+        policy = RunPolicy(push=push, gpu_mode=self.gpu_mode, jobs=self.jobs, force=self.force,
+                           promote=self.promote)
         engine: Engine = FakeClient(self.engine)
         return Run(inputs, policy, RunServices(engine, ui, cluster=self.cluster),
                    RunState(self.record, self.tmp / "release.json"))

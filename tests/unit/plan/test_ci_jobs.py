@@ -116,12 +116,20 @@ def test_gpu_jobs_for_cuda_images_on_gpu_runners() -> None:
     assert sorted(n[4:] for n in github if n.startswith("gpu-")) == sorted(wanted)
     for name in wanted:
         job, lab = github[f"gpu-{name}"], gitlab[f"ngc:gpu-{name}"]
-        assert (job["needs"], job["runs-on"]) == ([name], SITE.gpu_runner_labels)
-        assert (lab["needs"][0]["job"], lab["tags"]) == (f"ngc:{name}", ["ngc-gpu"])
+        parent = plan.get(name).parent
+        # After the image's own job, and after its parent was promoted by its GPU job.
+        needs = [name, *([f"gpu-{parent}"] if parent in wanted else [])]
+        assert (job["needs"], job["runs-on"]) == (needs, SITE.gpu_runner_labels)
+        assert [need["job"] for need in lab["needs"]] == [f"ngc:{n}" for n in needs]
+        assert lab["tags"] == ["ngc-gpu"]
         assert job["env"]["NGC_GPU"] == lab["variables"]["NGC_GPU"] == "required"
-        assert f'validate "$RELEASE_REGISTRY/{name}:26.11-py3" --release {MANIFEST}' \
-            in job["steps"][3]["run"]
-        assert f"--junit build/26.11/reports/gpu-{name}.junit.xml" in lab["script"][-1]
+        # The staged candidate pulled, validated with GPUs and promoted by this job.
+        release = f'release {MANIFEST} --only {name} --registry "$RELEASE_REGISTRY" --quiet'
+        assert release in job["steps"][3]["run"] and release in lab["script"][-1]
+        # Its own job only staged it; a CPU-only image's job promotes it.
+        assert "--no-promote" in github[name]["steps"][3]["run"]
+    assert "--no-promote" not in github["base"]["steps"][3]["run"]
+    assert github["pytorch"]["needs"] == ["cuda-cu13"]
 
 
 def test_build_jobs_on_build_runners_without_a_local_registry() -> None:
