@@ -20,7 +20,7 @@ class Decision:
     ref: str  # the release tag it is published as
     parent: str
     key: str
-    build: str  # build | reuse | skip
+    build: str  # build | reuse | pull (a staged candidate) | skip
     push: str  # push+promote | promote | none
     reasons: list[str] = field(default_factory=list)
 
@@ -47,11 +47,15 @@ def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRe
     try:
         published = plan.registry.manifest_digest(spec.name, key.tag)
         release_tag = plan.registry.manifest_digest(spec.name, spec.tag)
+        staged = None if published else plan.registry.manifest_digest(spec.name, key.staged_tag)
     except RegistryError as exc:
         return made("build", "push+promote",
                     [f"registry unreachable, cannot tell what it holds: {exc}"])
     if published is not None:
         return made("skip", *_promotion(published, release_tag))
+    if staged is not None:
+        return made("pull", "promote", [f"registry holds staged-... at {staged[:19]} (pushed "
+                                        "with --no-promote): pulled, validated, promoted"])
     previous = record.images.get(spec.name) if record else None
     reasons = changes(previous.build.inputs if previous else None, key, spec.parent)
     if spec.parent in building and not any(r.startswith("parent") for r in reasons):

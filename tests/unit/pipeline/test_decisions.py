@@ -60,3 +60,19 @@ def test_plan_promotes_what_the_registry_holds_by_key(write_release: WriteReleas
     assert decisions["jax"].push == "promote"
     assert decisions["jax"].reasons[-1] == (
         f"release tag at {OTHER[:19]}: moving it needs --force")
+
+
+def test_plan_pulls_a_staged_candidate_instead_of_building_it(write_release: WriteRelease) -> None:
+    loaded = load_release(write_release(GOOD_RELEASE))
+    registry = TableRegistry()
+    plan = plan_release(loaded, registry)
+    rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
+    keys = release_keys(loaded, plan, rendered)
+    registry.tags[("base", keys["base"].tag)] = DIGEST
+    registry.tags[("cuda-cu13", keys["cuda-cu13"].staged_tag)] = OTHER
+    decisions = {d.image: d for d in decide(plan, keys, None, None)}
+    cuda = decisions["cuda-cu13"]
+    assert (cuda.build, cuda.push) == ("pull", "promote")
+    assert cuda.reasons == [f"registry holds staged-... at {OTHER[:19]} (pushed with "
+                            "--no-promote): pulled, validated, promoted"]
+    assert decisions["jax"].build == "build"
