@@ -62,25 +62,34 @@ class Costs:
     pushed: bool  # its push is over and holds a digest
     pushing: bool  # its push may still come (the run pushes, it has not failed)
 
+    @property
+    def pushed_again(self) -> float:
+        """A parent built again here is not byte-identical to the pushed one (file times in
+        its layers), so the first child pushed from here uploads its layers once more: about
+        a pull's worth of bytes (measured: bench/two_hosts.py, docs/scale.md)."""
+        return self.pull_seconds if (self.pushed or self.pushing) else 0.0
+
     def choice(self) -> str:
         """'pull' or 'build'."""
         if not (self.pushed or self.pushing):
             return "build"
         wait = 0.0 if self.pushed else self.pull_seconds  # a push takes about a pull's time
-        if self.build_seconds is None or self.pull_seconds + wait <= self.build_seconds:
+        if self.build_seconds is None \
+                or self.pull_seconds + wait <= self.build_seconds + self.pushed_again:
             return "pull"
         return "build"
 
     def reason(self, parent: str) -> str:
         size = f"{self.size_bytes / 1e9:.2f} GB"
         built = "?" if self.build_seconds is None else f"{self.build_seconds:.0f} s"
+        again = f", then ~{self.pushed_again:.0f} s to push its layers again"
         if self.choice() == "pull":
             state = "pushed" if self.pushed else "push under way: waiting for it"
-            return f"pulling {parent} ({size}, {state}) rather than building it ({built})"
+            return f"pulling {parent} ({size}, {state}) rather than building it ({built}{again})"
         if not (self.pushed or self.pushing):
             return f"building {parent} ({built}): no push of it to pull"
         waiting = "" if self.pushed else "waiting for its push and "
-        return (f"building {parent} ({built}) rather than {waiting}pulling it ({size}, "
+        return (f"building {parent} ({built}{again}) rather than {waiting}pulling it ({size}, "
                 f"~{self.pull_seconds:.0f} s)")
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import json
 import os
 import re
 import secrets
@@ -69,6 +70,7 @@ class SecondEngine:
     bridge: str  # the engine's default bridge, made by the fixture
     subnet: ipaddress.IPv4Network  # every address this engine hands out
     pid: int = 0  # the current (or last) dockerd's PID
+    listen: tuple[str, ...] = ()  # more --host addresses (tcp://, TLS set in daemon.json)
     _process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -163,6 +165,7 @@ class SecondEngine:
             "--exec-root", str(self.folder / "run"),
             "--pidfile", str(self.folder / "docker.pid"),
             "--host", self.host,
+            *[flag for address in self.listen for flag in ("--host", address)],
             "--bridge", self.bridge,
             "--default-address-pool", pool,
             "--iptables=false",
@@ -193,14 +196,16 @@ def unavailable() -> str | None:
 
 
 @contextlib.contextmanager
-def second_engine(folder: Path, data_root_size: str | None = None) -> Iterator[SecondEngine]:
+def second_engine(folder: Path, data_root_size: str | None = None, listen: tuple[str, ...] = (),
+                  config: dict[str, object] | None = None) -> Iterator[SecondEngine]:
     """A running second dockerd with all its state in `folder` (created, and removed at the
-    end: give it a folder of its own); `data_root_size` ("3G") caps its data-root."""
+    end: give it a folder of its own); `data_root_size` ("3G") caps its data-root; `listen`
+    adds addresses, `config` its daemon.json (TLS)."""
     folder = folder.absolute()
     _check_socket_room(folder)
-    engine = SecondEngine(folder, f"ngce-{secrets.token_hex(4)}", free_subnet())
+    engine = SecondEngine(folder, f"ngce-{secrets.token_hex(4)}", free_subnet(), listen=listen)
     try:
-        _prepare(engine, data_root_size)
+        _prepare(engine, data_root_size, config or {})
         engine.start()
         yield engine
     except BaseException:
@@ -270,10 +275,11 @@ def _check_socket_room(folder: Path) -> None:
                          f"({len(str(longest))} > {SOCKET_PATH_MAX} characters for {longest})")
 
 
-def _prepare(engine: SecondEngine, data_root_size: str | None) -> None:
+def _prepare(engine: SecondEngine, data_root_size: str | None,
+             config: dict[str, object]) -> None:
     for name in ("data", "run"):
         (engine.folder / name).mkdir(parents=True, exist_ok=True)
-    (engine.folder / "daemon.json").write_text("{}\n")
+    (engine.folder / "daemon.json").write_text(json.dumps(config) + "\n")
     if data_root_size is not None:
         run("mount", "-t", "tmpfs", "-o", f"size={data_root_size},mode=0710",
              "ngc-engine-data", str(engine.folder / "data"))

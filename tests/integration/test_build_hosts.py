@@ -11,15 +11,19 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import docker
+import docker.errors
+import docker.tls
 import pytest
 
 from tests.faults.engines import SecondEngine, copy_image, second_engine, unavailable
 from tests.faults.project import slow_project
 from tests.faults.running import Release, namespace
+from tests.faults.tls import TlsFiles, free_port, make_certs
 
 pytestmark = pytest.mark.integration
 OS_REPOSITORY = "ngc-local/os-debian-trixie"
@@ -37,22 +41,62 @@ def _short_folder() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class Served:
+    """The second engine, also served over tcp with TLS (client certificates required)."""
+
+    engine: SecondEngine
+    url: str  # tcp://127.0.0.1:PORT
+    tls: TlsFiles
+
+
 @pytest.fixture
 def engine() -> Iterator[SecondEngine]:
+    with _engine(tls=False) as served:
+        yield served.engine
+
+
+@pytest.fixture
+def tls_engine() -> Iterator[Served]:
+    with _engine(tls=True) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def _engine(tls: bool) -> Iterator[Served]:
     if (reason := unavailable()) is not None:
         pytest.skip(reason)
-    with _short_folder() as folder, second_engine(folder) as started:
-        for image in docker.from_env().images.list(OS_REPOSITORY):  # no bootstrap there
-            for tag in image.tags:
-                copy_image(tag, started)
-        yield started
+    with _short_folder() as folder:
+        files = make_certs(folder.parent / "tls")
+        url = f"tcp://127.0.0.1:{free_port()}"
+        listen, config = ((url,), files.daemon_config()) if tls else ((), {})
+        with second_engine(folder, listen=listen, config=config) as started:
+            for image in docker.from_env().images.list(OS_REPOSITORY):  # no bootstrap there
+                for tag in image.tags:
+                    copy_image(tag, started)
+            yield Served(started, url, files)
 
 
-def write_site(path: Path, second: SecondEngine, jobs: int = 1) -> Path:
+def write_site(path: Path, second: Served, jobs: int = 1) -> Path:
+    """The main engine by its unix socket, the second over tcp with the client's TLS files."""
     main = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     path.write_text(f"engines:\n  - name: {MAIN}\n    url: {main}\n    jobs: {jobs}\n"
-                    f"  - name: {SECOND}\n    url: {second.host}\n    jobs: {jobs}\n")
+                    f"  - name: {SECOND}\n    url: {second.url}\n    jobs: {jobs}\n"
+                    f"    tls: {second.tls.client}\n")
     return path
+
+
+def _refused_without_client_certificates(served: Served) -> None:
+    """The tcp address is really behind TLS: plain HTTP and a TLS client without a
+    certificate both fail; the client certificate gets in."""
+    for options in ({}, {"tls": docker.tls.TLSConfig(ca_cert=str(served.tls.client / "ca.pem"),
+                                                     verify=True)}):
+        with pytest.raises(docker.errors.DockerException):
+            docker.DockerClient(base_url=served.url, timeout=10, **options).version()
+    client = docker.tls.TLSConfig(client_cert=(str(served.tls.client / "cert.pem"),
+                                               str(served.tls.client / "key.pem")),
+                                  ca_cert=str(served.tls.client / "ca.pem"), verify=True)
+    assert docker.DockerClient(base_url=served.url, tls=client, timeout=10).version()
 
 
 def _client(host: str, second: SecondEngine) -> docker.DockerClient:
@@ -84,10 +128,13 @@ def _check_parent_brought(run: Release, images: dict[str, Any], child: str,
 
 
 def test_a_release_over_two_hosts_builds_on_both_and_brings_parents_across(
-    tmp_path: Path, engine: SecondEngine,
+    tmp_path: Path, tls_engine: Served,
 ) -> None:
+    """The main engine over its unix socket, the second over tcp with TLS."""
+    _refused_without_client_certificates(tls_engine)
+    engine = tls_engine.engine
     project = slow_project(tmp_path / "project", build_seconds=3)
-    site = write_site(tmp_path / "site.yaml", engine)
+    site = write_site(tmp_path / "site.yaml", tls_engine)
     run = Release(project.manifest, namespace("hosts"), tmp_path / "build",
                   extra=["--site", str(site)])
     assert run.run(timeout=900) == 0, run.stderr()[-3000:]

@@ -71,7 +71,7 @@ def test_the_bench_counts_how_the_second_host_got_each_parent(tmp_path: Path) ->
     stream = io.StringIO()
     ui = Ui(tmp_path, stream=stream)
     ui.plan(["base", "cuda", "jax", "pytensor", "pytorch"])
-    pushed, unpushed = Costs(10**8, 2, 26, True, False), Costs(10**9, 60, 100, False, True)
+    pushed, unpushed = Costs(10**8, 2, 26, True, False), Costs(10**9, 60, 50, False, True)
     ui.step("jax", f"on second: {pushed.reason('base')}")  # as pipeline/parents.py says it
     ui.step("jax", f"on second: {unpushed.reason('cuda')}")
     ui.step("pytensor", "on second: cuda is there already (built from its key)")

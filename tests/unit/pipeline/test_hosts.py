@@ -86,15 +86,21 @@ def test_an_earlier_runs_host_draws_the_children_there(setup: Setup) -> None:
 
 @pytest.mark.parametrize(("costs", "choice", "said"), [
     (Costs(GB, 20.0, 158.0, pushed=True, pushing=False), "pull",
-     "pulling base (1.00 GB, pushed) rather than building it (158 s)"),
-    (Costs(GB, 20.0, 12.0, pushed=True, pushing=False), "build",
-     "building base (12 s) rather than pulling it (1.00 GB, ~20 s)"),
-    (Costs(GB, 20.0, 30.0, pushed=False, pushing=True), "build",
-     "building base (30 s) rather than waiting for its push and pulling it (1.00 GB, ~20 s)"),
-    (Costs(GB, 20.0, 158.0, pushed=False, pushing=True), "pull",
-     "pulling base (1.00 GB, push under way: waiting for it) rather than building it (158 s)"),
+     "pulling base (1.00 GB, pushed) rather than building it (158 s, then ~20 s to push its "
+     "layers again)"),
+    # Pushed already: a rebuild also pushes its layers again, so pulling always wins.
+    (Costs(GB, 20.0, 12.0, pushed=True, pushing=False), "pull",
+     "pulling base (1.00 GB, pushed) rather than building it (12 s, then ~20 s to push its "
+     "layers again)"),
+    (Costs(GB, 20.0, 10.0, pushed=False, pushing=True), "build",
+     "building base (10 s, then ~20 s to push its layers again) rather than waiting for its "
+     "push and pulling it (1.00 GB, ~20 s)"),
+    (Costs(GB, 20.0, 30.0, pushed=False, pushing=True), "pull",
+     "pulling base (1.00 GB, push under way: waiting for it) rather than building it (30 s, "
+     "then ~20 s to push its layers again)"),
     (Costs(GB, 20.0, None, pushed=True, pushing=False), "pull",
-     "pulling base (1.00 GB, pushed) rather than building it (?)"),
+     "pulling base (1.00 GB, pushed) rather than building it (?, then ~20 s to push its "
+     "layers again)"),
     (Costs(GB, 1.0, 500.0, pushed=False, pushing=False), "build",
      "building base (500 s): no push of it to pull"),
 ])
