@@ -18,10 +18,10 @@ from typing import IO, Any, Protocol
 
 import docker
 import docker.errors
-import docker.tls
 import requests
 
 from ngc_builder.errors import EngineError
+from ngc_builder.services.engine_connect import client_options, connect_client
 
 SETUP_HINT = "start one with `make engine` (ci/setup-engine.sh)"
 KEY_LABEL = "org.ngc-builder.key"
@@ -139,19 +139,12 @@ class DockerEngine:
     def client_options(self) -> dict[str, Any]:
         """docker-py's DockerClient arguments for `url` (tls: the folder's cert files)."""
         assert self.url is not None
-        options: dict[str, Any] = {"base_url": self.url, "timeout": self.timeout}
-        if self.tls is not None:
-            options["tls"] = docker.tls.TLSConfig(
-                client_cert=(str(self.tls / "cert.pem"), str(self.tls / "key.pem")),
-                ca_cert=str(self.tls / "ca.pem"), verify=True)
-        if self.url.startswith("ssh://"):
-            options["use_ssh_client"] = True  # the ssh binary and its config; no paramiko
-        return options
+        return client_options(self.url, self.tls, self.timeout)
 
     def _client(self) -> Any:  # docker-py has no type hints: Any stops here
         if not hasattr(self._local, "client"):
             self._local.client = (docker.from_env(timeout=self.timeout) if self.url is None
-                                  else docker.DockerClient(**self.client_options()))
+                                  else connect_client(self.url, self.tls, self.timeout))
         return self._local.client
 
     def ping(self) -> None:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import docker
-import docker.errors
-import docker.tls
 import pytest
 
+from ngc_builder.errors import EngineError
+from ngc_builder.services.engine import DockerEngine
 from tests.faults.engines import SecondEngine, copy_image, second_engine, unavailable
 from tests.faults.project import slow_project
 from tests.faults.running import Release, namespace
@@ -86,17 +86,14 @@ def write_site(path: Path, second: Served, jobs: int = 1) -> Path:
     return path
 
 
-def _refused_without_client_certificates(served: Served) -> None:
-    """The tcp address is really behind TLS: plain HTTP and a TLS client without a
-    certificate both fail; the client certificate gets in."""
-    for options in ({}, {"tls": docker.tls.TLSConfig(ca_cert=str(served.tls.client / "ca.pem"),
-                                                     verify=True)}):
-        with pytest.raises(docker.errors.DockerException):
-            docker.DockerClient(base_url=served.url, timeout=10, **options).version()
-    client = docker.tls.TLSConfig(client_cert=(str(served.tls.client / "cert.pem"),
-                                               str(served.tls.client / "key.pem")),
-                                  ca_cert=str(served.tls.client / "ca.pem"), verify=True)
-    assert docker.DockerClient(base_url=served.url, tls=client, timeout=10).version()
+def _only_the_sites_certificates_get_in(served: Served, elsewhere: TlsFiles) -> None:
+    """The tcp address is really behind TLS: plain HTTP and another CA's client certificate
+    are refused; the site's folder gets in, whatever CA bundle the environment names."""
+    for refused in (DockerEngine(url=served.url, timeout=10),
+                    DockerEngine(url=served.url, tls=elsewhere.client, timeout=10)):
+        with pytest.raises(EngineError):
+            refused.ping()
+    DockerEngine(url=served.url, tls=served.tls.client, timeout=10).ping()
 
 
 def _client(host: str, second: SecondEngine) -> docker.DockerClient:
@@ -128,14 +125,18 @@ def _check_parent_brought(run: Release, images: dict[str, Any], child: str,
 
 
 def test_a_release_over_two_hosts_builds_on_both_and_brings_parents_across(
-    tmp_path: Path, tls_engine: Served,
+    tmp_path: Path, tls_engine: Served, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The main engine over its unix socket, the second over tcp with TLS."""
-    _refused_without_client_certificates(tls_engine)
+    # A build machine whose environment trusts another CA (a proxy's): not the engine's.
+    elsewhere = make_certs(tmp_path / "elsewhere")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(elsewhere.folder / "ca.pem"))
+    _only_the_sites_certificates_get_in(tls_engine, elsewhere)
     engine = tls_engine.engine
     project = slow_project(tmp_path / "project", build_seconds=3)
     site = write_site(tmp_path / "site.yaml", tls_engine)
     run = Release(project.manifest, namespace("hosts"), tmp_path / "build",
+                  env={"REQUESTS_CA_BUNDLE": str(elsewhere.folder / "ca.pem")},
                   extra=["--site", str(site)])
     assert run.run(timeout=900) == 0, run.stderr()[-3000:]
     images = json.loads(run.stdout_file.read_text())["images"]
