@@ -6,12 +6,9 @@ from __future__ import annotations
 import io
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from ngc_builder.manifest.load import load_release
-from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.pipeline import parents
 from ngc_builder.pipeline.console import Ui, summary_line
 from ngc_builder.pipeline.hosts import BuildHost, BuildHosts
@@ -19,14 +16,9 @@ from ngc_builder.pipeline.parents import Costs
 from ngc_builder.pipeline.release import run_images
 from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
 from ngc_builder.pipeline.schedule import Ready, choose_host, schedule
-from ngc_builder.plan.dag import ImageSpec, plan_release
+from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import ReleaseRecord
-from ngc_builder.render.contexts import render_release
-from ngc_builder.render.keys import release_keys
-from tests.conftest import WriteRelease
-from tests.unit.conftest import GOOD_RELEASE, fake_fetch
-from tests.unit.fake_engine import OS_ID, REGISTRY, FakeClient, FakeEngine, Setup, fake_registry
-from tests.unit.locks import fake_lock
+from tests.unit.fake_engine import OS_ID, REGISTRY, FakeClient, FakeEngine, Setup
 
 pytestmark = pytest.mark.unit
 GB = 1_000_000_000
@@ -108,19 +100,6 @@ def test_the_cheaper_way_brings_a_parent_and_says_why(costs: Costs, choice: str,
                                                       said: str) -> None:
     assert costs.choice() == choice
     assert costs.reason("base") == said
-
-
-@pytest.fixture
-def setup(write_release: WriteRelease, tmp_path: Path) -> Setup:
-    loaded = load_release(write_release(GOOD_RELEASE))
-    check_stacks(loaded, fake_fetch)
-    engine = FakeEngine()
-    plan = plan_release(loaded, fake_registry(engine))
-    rendered = {image.spec.name: image
-                for image in render_release(loaded, plan, fake_lock(loaded, plan))}
-    for image in rendered.values():
-        image.write(tmp_path / "context")
-    return Setup(plan, rendered, tmp_path, release_keys(loaded, plan, rendered), engine)
 
 
 def _sharing_registry(engine: FakeEngine) -> FakeEngine:

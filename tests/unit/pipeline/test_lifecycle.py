@@ -13,31 +13,14 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.manifest.load import load_release
-from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.pipeline.release import run_images
-from ngc_builder.plan.dag import plan_release
 from ngc_builder.records.record import load_record
 from ngc_builder.render.contexts import render_release
 from ngc_builder.render.keys import image_key, release_keys
-from tests.conftest import WriteRelease
-from tests.unit.conftest import GOOD_RELEASE, fake_fetch
-from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeEngine, Setup, fake_registry
+from tests.unit.fake_engine import ALL, REGISTRY, TAG, Setup
 from tests.unit.locks import deb, fake_lock
 
 pytestmark = pytest.mark.unit
-
-
-@pytest.fixture
-def setup(write_release: WriteRelease, tmp_path: Path) -> Setup:
-    loaded = load_release(write_release(GOOD_RELEASE))
-    check_stacks(loaded, fake_fetch)  # as `prepare` does, with the fake index
-    engine = FakeEngine()
-    plan = plan_release(loaded, fake_registry(engine))
-    lock = fake_lock(loaded, plan)
-    rendered = {image.spec.name: image for image in render_release(loaded, plan, lock)}
-    for image in rendered.values():
-        image.write(tmp_path / "context")
-    return Setup(plan, rendered, tmp_path, release_keys(loaded, plan, rendered), engine)
 
 
 # --- the happy path ----------------------------------------------------------------------

@@ -10,19 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.site import SlurmSite
-from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.pipeline.run import ClusterValidation
-from ngc_builder.plan.dag import plan_release
-from ngc_builder.render.contexts import render_release
-from ngc_builder.render.keys import release_keys
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.slurm import JobState
-from tests.conftest import WriteRelease
-from tests.unit.conftest import GOOD_RELEASE, fake_fetch
-from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeEngine, Setup, fake_registry
-from tests.unit.locks import fake_lock
+from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeEngine, Setup
 
 pytestmark = pytest.mark.unit
 
@@ -66,19 +58,6 @@ class NodeOfImages:
 
     def cancel(self, job_id: str) -> None:
         raise AssertionError("nothing to cancel")
-
-
-@pytest.fixture
-def setup(write_release: WriteRelease, tmp_path: Path) -> Setup:
-    loaded = load_release(write_release(GOOD_RELEASE))
-    check_stacks(loaded, fake_fetch)
-    engine = FakeEngine()
-    plan = plan_release(loaded, fake_registry(engine))
-    rendered = {image.spec.name: image
-                for image in render_release(loaded, plan, fake_lock(loaded, plan))}
-    for image in rendered.values():
-        image.write(tmp_path / "context")
-    return Setup(plan, rendered, tmp_path, release_keys(loaded, plan, rendered), engine)
 
 
 def on_cluster(setup: Setup, **node: object) -> NodeOfImages:
