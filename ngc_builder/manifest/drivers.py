@@ -27,6 +27,18 @@ def minimum_driver(cuda: str) -> str | None:
     return MIN_LINUX_DRIVER.get(Version(cuda).major)
 
 
+def require_cuda(cuda: str) -> str:
+    """NVIDIA_REQUIRE_CUDA for a CUDA runtime: 'cuda>=13.2 driver>=580'.
+
+    libnvidia-container reads space-separated constraints as alternatives: a driver that
+    reports this CUDA version or newer, or one of the branch this table accepts (minor version
+    compatibility: a 580 driver reports CUDA 13.0 yet runs a 13.2 runtime). The runtime
+    refuses to start the container on any other driver, instead of CUDA failing inside it.
+    """
+    driver = minimum_driver(cuda)
+    return f"cuda>={cuda}" + (f" driver>={driver}" if driver else "")
+
+
 def strictest_driver(loaded: LoadedRelease) -> str | None:
     """The newest of the release's CUDA stacks' minimum drivers: what a host must have."""
     found = [minimum_driver(stack.cuda) for stack in loaded.release.cuda_stacks.values()]

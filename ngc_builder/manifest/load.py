@@ -246,6 +246,10 @@ def _check_image(
         problems.append(source.problem((*where, "framework"), (
             f"{framework.name} needs Python {framework.python}, "
             f"base {base.name} has {base.python}")))
+    for tool in sorted(set(image.tools) - set(framework.tools)):
+        problems.append(source.problem((*where, "tools", tool), (
+            f"{framework.name} does not offer {tool} (frameworks/{framework.name}/"
+            f"framework.yaml tools: {', '.join(framework.tools) or 'none'})")))
     return problems
 
 

@@ -120,6 +120,9 @@ RequirementTemplate = Annotated[
     AfterValidator(_requirement_template),
 ]
 LibraryName = Literal["cudart", "cublas", "cudnn", "nccl"]
+# Researcher tools an image may carry (each is also its pip distribution's name); the runner
+# starts each one's server inside the image to check it.
+ToolName = Literal["jupyterlab", "tensorboard"]
 ComputeCapability = Annotated[
     str, AfterValidator(_pattern("compute capability", re.compile(r"[0-9]{1,2}\.[0-9]"),
                                  "like 9.0"))
@@ -165,6 +168,9 @@ class ImageEntry(Strict):
     name: Name | None = None
     variant: Name = "default"
     extra_packages: dict[PackageName, PinnedVersion] = Field(default_factory=dict)
+    # JupyterLab / TensorBoard at these versions, in the image's own tags (no second tag):
+    # only tools the framework offers (its framework.yaml `tools`).
+    tools: dict[ToolName, PinnedVersion] = Field(default_factory=dict)
     # A row that is known not to build or validate here, and why: it is still attempted every
     # release (its evidence goes to the support matrix) but does not fail the run; if it ever
     # passes, the run fails so that the manifest is corrected.
@@ -233,6 +239,8 @@ class Framework(Strict):
     # Debian packages of the layer: one list for every variant, or a list per variant.
     apt_packages: list[DebianPackage] | dict[Name, list[DebianPackage]] = Field(
         default_factory=list)
+    # The researcher tools that work with it (a release row may then ask for them).
+    tools: list[ToolName] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _has_default_variant(self) -> Framework:

@@ -44,6 +44,7 @@ def image_requirements(loaded: LoadedRelease, image: ImageEntry) -> list[str]:
     framework = loaded.frameworks[image.framework].spec
     lines = [t.replace("{version}", image.version) for t in framework.requirements[image.variant]]
     lines += [f"{name}=={version}" for name, version in sorted(image.extra_packages.items())]
+    lines += [f"{name}=={version}" for name, version in sorted(image.tools.items())]
     return lines
 
 

@@ -15,6 +15,7 @@ import jinja2
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.lock.models import ImageLock, ReleaseLock
+from ngc_builder.manifest.drivers import minimum_driver, require_cuda
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
@@ -166,7 +167,7 @@ def _render_base(
     loaded: LoadedRelease, locked: ImageLock,
 ) -> RenderedImage:
     files = runner_files()
-    files["expect/00-base.json"] = _json({"image": spec.name,
+    files["expect/00-base.json"] = _json({"image": spec.name, "release": loaded.release.release,
                                           "python": loaded.bases[spec.base].python})
     requested = list(loaded.bases[spec.base].apt_packages)
     text = env.get_template("base.Dockerfile.j2").render(
@@ -181,13 +182,15 @@ def _render_cuda(
     assert spec.stack is not None
     stack = loaded.release.cuda_stacks[spec.stack]
     pins = "".join(f"{name}=={version}\n" for name, version in sorted(stack.wheels.items()))
-    expect = {"image": spec.name, "stack": spec.stack, "wheels": dict(sorted(stack.wheels.items())),
+    expect = {"image": spec.name, "stack": spec.stack, "cuda": stack.cuda,
+              "min_driver": minimum_driver(stack.cuda),
+              "wheels": dict(sorted(stack.wheels.items())),
               "libraries": {lib: stack.wheels[wheel] for lib, wheel in
                             sorted(stack.libraries.items())}}
     files = {"stack/requirements.txt": pins.encode(), "expect/10-cuda.json": _json(expect),
              "stack/requirements.lock": requirements_lock(locked.pip).encode()}
     text = env.get_template("cuda.Dockerfile.j2").render(
-        stack_name=spec.stack, stack=stack, **context,
+        stack_name=spec.stack, stack=stack, require_cuda=require_cuda(stack.cuda), **context,
         pip_install=pip_install("/opt/ngc/stack/requirements.lock", locked.pip))
     return RenderedImage(spec, text, files)
 
@@ -201,6 +204,7 @@ def _render_framework(
     framework = loaded.frameworks[entry.framework]
     requirements = "".join(f"{line}\n" for line in image_requirements(loaded, entry))
     expect = {"image": spec.name, "framework": framework.spec.name, "version": entry.version,
+              "title": framework.spec.title, "tools": dict(sorted(entry.tools.items())),
               "probe": framework.spec.name, "distribution": framework.spec.distribution,
               "import_name": framework.spec.import_name,
               "extras": framework.spec.extras_for(entry.variant),

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import archs, core, framework, gpu, libs, nvml, perf, visibility
+from . import archs, core, framework, gpu, libs, nvml, perf, runtime, tools, visibility
 from .context import UNRESOLVED
 from .report import RunReport
 from .suite import RunEnv, Suite, run_checks
@@ -22,12 +22,14 @@ def build_suite(expect: dict[str, Any], probes_dir: Path) -> Suite:
     """Core checks first, so a framework failure can be read against its stack's state."""
     suite = Suite()
     core.register(suite, expect)
+    runtime.register(suite, expect)
     libs.register(suite, expect.get("libraries", {}))
     gpu.register(suite)
     if "gpu_targets" in expect:
         archs.register(suite)
     if "framework" in expect:
         framework.register(suite, expect, probes_dir)
+    tools.register(suite, expect)
     return suite
 
 

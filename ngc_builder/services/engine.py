@@ -92,8 +92,9 @@ class EngineContainers(Protocol):
 
     def create(self, image: str, command: list[str], *, network_disabled: bool,
                entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
-               device_requests: list[Any] | None = None,
-               shm_size: str | None = None) -> Container: ...
+               device_requests: list[Any] | None = None, shm_size: str | None = None,
+               user: str | None = None, read_only: bool = False,
+               tmpfs: dict[str, str] | None = None) -> Container: ...
 
     def run(self, image: str, command: list[str], *, entrypoint: list[str], remove: bool,
             network_disabled: bool, stderr: bool) -> bytes: ...

@@ -26,6 +26,11 @@ from ngc_builder.validate.evidence import parse_report, write_reports
 # faulthandler: a framework that crashes the interpreter still names the frame it died in.
 RUNNER_COMMAND = ["python", "-X", "faulthandler", "-m", "ngc_runner"]
 SHM_SIZE = "2g"
+# Validation runs as researchers' clusters start images: an arbitrary UID and GID with no
+# password entry, a read-only root filesystem, a tmpfs /tmp (exec: compiled kernels and
+# Theano's modules are loaded from there). The runner's image.user check reads NGC_RUN_AS.
+RUN_AS_USER = "54321:54321"
+TMPFS = {"/tmp": "rw,exec,nosuid,nodev"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ def validate_image(
     try:
         stdout, stderr, status = run_runner(engine, ref, gpu_mode, timeout, environment)
         labels = check_labels(engine, ref, expected_labels)
+        entrypoint = check_entrypoint(engine, ref)
     except requests.ConnectionError as exc:
         raise StepError(name, "validate", "the engine went away mid-validation (stopped or "
                         f"restarted?): {connection_reason(exc)}") from None
@@ -52,7 +58,7 @@ def validate_image(
         # An engine error or a runner that outlives `timeout` fails this image, not the run.
         raise StepError(name, "validate", f"{exc.__class__.__name__}: {exc}") from None
     report = parse_report(stdout, stderr, status, gpu_mode)
-    report.checks.insert(0, labels)
+    report.checks[0:0] = [labels, entrypoint]
     report.environment["docker_command"] = docker_command(ref, gpu_mode, environment)
     json_path, junit_path = write_reports(report, out_dir, name, ref, stderr)
     return ValidationOutcome(report, json_path, junit_path, time.monotonic() - started)
@@ -60,7 +66,7 @@ def validate_image(
 
 def runner_environment(gpu_mode: str, baselines: dict[str, Any] | None) -> dict[str, str]:
     """NGC_HOST_GPUS: the GPUs passed in, which every framework inside must see."""
-    environment = {"NGC_GPU": gpu_mode,
+    environment = {"NGC_GPU": gpu_mode, "NGC_RUN_AS": f"{RUN_AS_USER},read-only",
                    "NGC_HOST_GPUS": str(device_nodes() if gpu_mode == "required" else 0)}
     if baselines:
         environment["NGC_BASELINES"] = json.dumps(baselines, sort_keys=True)
@@ -70,7 +76,8 @@ def runner_environment(gpu_mode: str, baselines: dict[str, Any] | None) -> dict[
 def docker_command(ref: str, gpu_mode: str, environment: dict[str, str]) -> str:
     """The `docker run` equivalent of what validate did, for a person to repeat it."""
     parts = ["docker run --rm", "--gpus all" if gpu_mode == "required" else "",
-             f"--shm-size {SHM_SIZE} --network none",
+             f"--shm-size {SHM_SIZE} --network none --user {RUN_AS_USER} --read-only",
+             *(f"--tmpfs {path}:{options}" for path, options in TMPFS.items()),
              *(f"-e {key}={shlex.quote(value)}" for key, value in sorted(environment.items())
                if key != "NGC_BASELINES"), ref, *RUNNER_COMMAND]
     return " ".join(part for part in parts if part)
@@ -84,7 +91,8 @@ def run_runner(
                 if gpu_mode == "required" else [])
     container = engine.containers.create(
         ref, RUNNER_COMMAND, environment=environment or {"NGC_GPU": gpu_mode},
-        device_requests=requests, shm_size=SHM_SIZE, network_disabled=True)
+        device_requests=requests, shm_size=SHM_SIZE, network_disabled=True, user=RUN_AS_USER,
+        read_only=True, tmpfs=TMPFS)
     try:
         container.start()
         status = int(container.wait(timeout=timeout).get("StatusCode", -1))
@@ -93,6 +101,45 @@ def run_runner(
     finally:
         container.remove(force=True)
     return stdout, stderr, status
+
+
+# The entrypoint must hand the command its arguments untouched (no word splitting, no
+# expansion, no globbing) and give back its exit status.
+ENTRY_PROBE = ["sh", "-c", 'printf "%s|" "$@"; exit 7', "sh", "a b", "$HOME", "*"]
+ENTRY_STDOUT = "a b|$HOME|*|"
+ENTRY_STATUS = 7
+
+
+def check_entrypoint(engine: Engine, ref: str) -> CheckResult:
+    """T0: the image's entrypoint prints its banner on stderr and runs the command unchanged."""
+    container = engine.containers.create(ref, ENTRY_PROBE, user=RUN_AS_USER, read_only=True,
+                                         tmpfs=TMPFS, network_disabled=True)
+    try:
+        container.start()
+        status = int(container.wait(timeout=120).get("StatusCode", -1))
+        stdout = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
+        stderr = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
+    finally:
+        container.remove(force=True)
+    evidence = {"command": ENTRY_PROBE, "status": status, "stdout": stdout[-300:],
+                "banner": stderr[-1500:]}
+    problems = entrypoint_problems(status, stdout, stderr)
+    if problems:
+        return CheckResult("image.entrypoint", "T0", "fail", "; ".join(problems),
+                           fault="image", evidence=evidence)
+    return CheckResult("image.entrypoint", "T0", "pass", "banner on stderr, arguments and "
+                       f"exit status {ENTRY_STATUS} passed through", evidence=evidence)
+
+
+def entrypoint_problems(status: int, stdout: str, stderr: str) -> list[str]:
+    problems = []
+    if status != ENTRY_STATUS:
+        problems.append(f"exit status {status}, the command exited {ENTRY_STATUS}")
+    if stdout != ENTRY_STDOUT:
+        problems.append(f"the command saw arguments {stdout!r}, not {ENTRY_STDOUT!r}")
+    if not stderr.startswith("== "):
+        problems.append("no banner on stderr")
+    return problems
 
 
 def check_labels(engine: Engine, ref: str, expected: dict[str, str]) -> CheckResult:

@@ -33,6 +33,7 @@ from ngc_builder.render.keys import ImageKey
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Manifest, Registry, RegistryError
+from ngc_builder.validate.image import ENTRY_PROBE, ENTRY_STATUS, ENTRY_STDOUT
 
 Chunk = Mapping[str, Any]
 OS_ID = "sha256:" + "05" * 32
@@ -294,8 +295,11 @@ class FakeApi:
 
 
 class FakeContainer:
-    def __init__(self, report: RunReport | None, hangs: bool = False, output: str = "") -> None:
+    def __init__(self, report: RunReport | None, hangs: bool = False, output: str = "",
+                 status: int = 0, errors: str = "") -> None:
         self.output = output
+        self.status = status
+        self.errors = errors
         self.report = report
         self.hangs = hangs
         self.removed = False
@@ -307,12 +311,12 @@ class FakeContainer:
         if self.hangs:  # what docker-py raises when the runner outlives `timeout`
             raise requests.exceptions.ReadTimeout("Read timed out. (read timeout=1800)")
         if self.report is None:
-            return {"StatusCode": 0}
+            return {"StatusCode": self.status}
         return {"StatusCode": 0 if self.report.verdict == "pass" else 1}
 
     def logs(self, stdout: bool = True, stderr: bool = True) -> bytes:
         if self.report is None:
-            return self.output.encode() if stdout else b""
+            return (self.output if stdout else self.errors).encode()
         if stdout and not stderr:
             return json.dumps(self.report.to_dict()).encode()
         return b"runner: done\n"
@@ -328,9 +332,13 @@ class FakeContainers:
 
     def create(self, image: str, command: list[str], *, network_disabled: bool,
                entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
-               device_requests: list[Any] | None = None,
-               shm_size: str | None = None) -> FakeContainer:
+               device_requests: list[Any] | None = None, shm_size: str | None = None,
+               user: str | None = None, read_only: bool = False,
+               tmpfs: dict[str, str] | None = None) -> FakeContainer:
         name = self.engine.images[image]["name"]
+        if command == ENTRY_PROBE:  # a well-behaved entrypoint: banner, arguments, status
+            return FakeContainer(None, output=ENTRY_STDOUT, status=ENTRY_STATUS,
+                                 errors="== Fake ==\n")
         if command in (PIP_LIST, DPKG_LIST):
             self.engine.calls.append(("packages", name, command[0]))
             listing = ('[{"name": "pip", "version": "25.3"}]' if command == PIP_LIST

@@ -253,8 +253,9 @@ class FakeContainers:
 
     def create(self, image: str, command: list[str], *, network_disabled: bool,
                entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
-               device_requests: list[Any] | None = None,
-               shm_size: str | None = None) -> FakeContainer:
+               device_requests: list[Any] | None = None, shm_size: str | None = None,
+               user: str | None = None, read_only: bool = False,
+               tmpfs: dict[str, str] | None = None) -> FakeContainer:
         self.created.append((image, command, network_disabled))
         return self.container
 

@@ -106,6 +106,22 @@ def test_unknown_variant(write_release: WriteRelease) -> None:
                      "(has: cpu, default)"]
 
 
+def test_a_tool_the_framework_does_not_offer_is_named(write_release: WriteRelease,
+                                                      project: Path) -> None:
+    spec = project / "frameworks" / "jax" / "framework.yaml"
+    spec.write_text(spec.read_text().replace("tools: [jupyterlab, tensorboard]",
+                                             "tools: [jupyterlab]"))
+    text = GOOD_RELEASE.replace('version: "0.12.0"', 'version: "0.12.0"\n    tools:\n'
+                                '      jupyterlab: "4.6.6"\n      tensorboard: "2.21.0"')
+    assert problems(write_release, text) == [
+        "releases/26.11.yaml:28: images[1].tools.tensorboard: jax does not offer tensorboard "
+        "(frameworks/jax/framework.yaml tools: jupyterlab)"]
+    unknown = GOOD_RELEASE.replace('version: "0.12.0"', 'version: "0.12.0"\n    tools:\n'
+                                   '      vscode: "1.0"')
+    assert any("images[1].tools" in line and "vscode" in line
+               for line in problems(write_release, unknown))
+
+
 def test_python_too_old_for_framework(write_release: WriteRelease) -> None:
     text = GOOD_RELEASE.replace("base: debian-trixie", "base: debian-bookworm")
     found = problems(write_release, text)

@@ -76,11 +76,13 @@ def test_python_version() -> None:
 
 def test_checks_without_expectations_are_not_emitted() -> None:
     assert build_suite({}, Path("/nonexistent")).ids == [
-        "pip.check", "os.shm", "gpu.driver", "gpu.device_count"]
+        "pip.check", "os.shm", "image.user", "image.workdir", "gpu.driver", "gpu.device_count"]
     full = build_suite(
-        {"python": "3.13", "wheels": {}, "libraries": {"cudart": "13.2"}}, Path("/x")
+        {"python": "3.13", "wheels": {}, "libraries": {"cudart": "13.2"}, "stack": "cu13",
+         "cuda": "13.2", "tools": {"tensorboard": "2.21.0"}}, Path("/x")
     )
-    assert full.ids == ["python.version", "pip.check", "stack.wheels", "os.shm", "lib.cudart",
-                        "gpu.driver", "gpu.device_count"]
+    assert full.ids == ["python.version", "pip.check", "stack.wheels", "os.shm", "image.user",
+                        "image.workdir", "cuda.require", "lib.cudart", "gpu.driver",
+                        "gpu.device_count", "tools.tensorboard"]
     targeted = build_suite({"gpu_targets": ["9.0"]}, Path("/x"))
     assert "cuda.archs" in targeted.ids

@@ -51,12 +51,22 @@ ENV VIRTUAL_ENV=/opt/venv \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
 
-# The stdlib-only validation runner: `python -m ngc_runner` prints one JSON report.
+# The stdlib-only validation runner: `python -m ngc_runner` prints one JSON report. The .pth
+# puts it on the path and, at every interpreter start, gives an unwritable HOME (an arbitrary
+# UID's "/", a read-only root's /root) a private one under /tmp (ngc_runner/home.py says why).
+# Compiled here, so a read-only root filesystem never needs a __pycache__ written.
 COPY ngc_runner /opt/ngc/lib/ngc_runner
 COPY expect/ /opt/ngc/expect/
-RUN python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > /tmp/site \
- && echo /opt/ngc/lib > "$(cat /tmp/site)/ngc-runner.pth" \
+RUN cp /opt/ngc/lib/ngc_runner/home.py /opt/ngc/lib/ngc_home.py \
+ && python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > /tmp/site \
+ && printf '/opt/ngc/lib\nimport ngc_home\n' > "$(cat /tmp/site)/ngc-runner.pth" \
  && rm /tmp/site \
- && python -m ngc_runner --help > /dev/null
+ && python -m compileall -q /opt/ngc/lib \
+ && python -m ngc_runner --help > /dev/null \
+ && mkdir -m 1777 /workspace
 
+# Researchers' work goes in /workspace (mount a volume there); the entrypoint prints the
+# banner on stderr, then runs the command as a minimal init (ngc_runner/entry.py).
+WORKDIR /workspace
+ENTRYPOINT ["python", "-I", "-m", "ngc_runner.entry"]
 CMD ["/bin/bash"]

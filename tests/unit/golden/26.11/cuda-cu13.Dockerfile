@@ -10,10 +10,13 @@ RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:314
       > /etc/ld.so.conf.d/00-ngc-cuda.conf \
  && ldconfig
 
+# NVIDIA_REQUIRE_CUDA lets the NVIDIA container runtime refuse a host whose driver cannot run
+# this CUDA (the same table as the org.ngc-builder.min-driver label).
 # Every later pip install (framework layers, and users of the image) must keep these exact
 # CUDA wheels: a framework that wants other versions fails instead of shipping a second copy.
 ENV PIP_CONSTRAINT=/opt/ngc/stack/requirements.txt \
     NVIDIA_VISIBLE_DEVICES=all \
-    NVIDIA_DRIVER_CAPABILITIES=compute,utility
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility \
+    NVIDIA_REQUIRE_CUDA="cuda>=13.2 driver>=580"
 
 COPY expect/ /opt/ngc/expect/

@@ -97,7 +97,8 @@ COPY requirements.txt requirements.lock /opt/ngc/frameworks/theano/
 RUN python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > /tmp/site \
  && echo /usr/lib/python3/dist-packages > "$(cat /tmp/site)/debian-dist-packages.pth" \
  && rm /tmp/site \
- && python -c "import theano; print('theano', theano.__version__, theano.__file__, theano.config.cxx)"
+ && python -c "import theano; print('theano', theano.__version__, theano.__file__, theano.config.cxx)" \
+ && rm -rf /root/.theano
 
 COPY probe/ /opt/ngc/probes/theano/
 COPY expect/ /opt/ngc/expect/
