@@ -13,6 +13,7 @@ from ngc_builder.build.osbase import Strategy
 from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OFFLINE, OS_SOURCE, REGISTRY, ROOT
 from ngc_builder.cli_run import ci, release, validate
 from ngc_builder.commands.check import CheckOptions, check_command
+from ngc_builder.commands.check_host import CheckHostOptions, check_host_command
 from ngc_builder.commands.fetch import FetchOptions, fetch_command
 from ngc_builder.commands.guard import guarded
 from ngc_builder.commands.lock import LockOptions, lock_command
@@ -173,6 +174,17 @@ def preflight(min_driver: str | None, manifest: Path | None, junit: Path | None,
     """T1 host preflight through NVML: driver, GPUs, ECC, remapped rows, clocks, processes."""
     options = PreflightOptions(min_driver, manifest, junit, as_json)
     sys.exit(guarded(lambda: preflight_command(options), options.as_json))
+
+
+@main.command("check-host", short_help="Will image REF run on this machine? (no layer pulled)")
+@click.argument("ref", metavar="REF")
+@JSON
+def check_host(ref: str, as_json: bool) -> None:
+    """Will image REF (registry/repo:tag or registry/repo@sha256:...) run on this machine?
+    Reads its labels from the registry without pulling a layer; checks the NVIDIA driver,
+    GPU architectures, the Docker engine's NVIDIA runtime and /dev/shm."""
+    options = CheckHostOptions(ref, as_json)
+    sys.exit(guarded(lambda: check_host_command(options), options.as_json))
 
 
 main.add_command(release)

@@ -15,6 +15,7 @@ from ngc_builder.records.record import ImageRecord, ReleaseRecord
 from ngc_builder.redact import strip_userinfo
 
 GB = 1_000_000_000
+DIGEST_WIDTH = len("sha256:") + 64
 
 
 class Ui:
@@ -127,9 +128,11 @@ def summary_line(image: ImageRecord) -> str:
 def summary_table(record: ReleaseRecord, images: list[ImageRecord]) -> Table:
     table = Table(title=f"release {record.release} -> {record.registry}")
     several = any(image.build.host for image in images)  # a host column for several hosts
-    for column in ("image", *(["host"] if several else []), "build", "validation",
-                   "pushed digest", "size"):
+    for column in ("image", *(["host"] if several else []), "build", "validation"):
         table.add_column(column)
+    # The whole digest, folded rather than cut with an ellipsis: a cut one cannot be pulled.
+    table.add_column("pushed digest", overflow="fold", min_width=DIGEST_WIDTH)
+    table.add_column("size")
     for image in images:
         where = [image.build.host or "-"] if several else []
         table.add_row(image.name, *where, _build_cell(image), _validation_cell(image),
@@ -160,7 +163,7 @@ def _validation_cell(image: ImageRecord) -> str:
 def _push_cell(image: ImageRecord) -> str:
     push = image.push
     if push.status == "ok" and push.digest:
-        return push.digest[:19] + (" (already there)" if push.reused else "")
+        return push.digest + (" (already there)" if push.reused else "")
     return push.status + (f": {push.error}" if push.error else "")
 
 

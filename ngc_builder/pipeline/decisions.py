@@ -54,7 +54,7 @@ def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRe
     if published is not None:
         return made("skip", *_promotion(published, release_tag))
     if staged is not None:
-        return made("pull", "promote", [f"registry holds staged-... at {staged[:19]} (pushed "
+        return made("pull", "promote", [f"registry holds staged-... at {staged} (pushed "
                                         "with --no-promote): pulled, validated, promoted"])
     previous = record.images.get(spec.name) if record else None
     reasons = changes(previous.build.inputs if previous else None, key, spec.parent)
@@ -67,7 +67,7 @@ def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRe
     if not reasons:
         reasons = ["inputs unchanged since the recorded build, but not in the registry yet"]
     if release_tag is not None:
-        reasons.append(f"release tag holds {release_tag[:19]}: moving it needs --force")
+        reasons.append(f"release tag holds {release_tag}: moving it needs --force")
     if spec.entry is not None and spec.entry.expect_failure is not None:
         return made(how, "none",
                     [*reasons, f"expected to fail, never pushed: {spec.entry.expect_failure}"])
@@ -75,9 +75,9 @@ def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRe
 
 
 def _promotion(published: str, release_tag: str | None) -> tuple[str, list[str]]:
-    held = f"registry holds key-... at {published[:19]}"
+    held = f"registry holds key-... at {published}"
     if release_tag == published:
         return "none", [held, "release tag already there"]
     if release_tag is None:
         return "promote", [held, "release tag missing: set it"]
-    return "promote", [held, f"release tag at {release_tag[:19]}: moving it needs --force"]
+    return "promote", [held, f"release tag at {release_tag}: moving it needs --force"]

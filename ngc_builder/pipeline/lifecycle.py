@@ -234,7 +234,7 @@ def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) ->
     record.push.forced += done.forced
     for move in done.forced:
         run.ui.problem(spec.name, f"forced move of a release tag: {move}")
-    run.ui.step(spec.name, f"{spec.remote_ref(run.registry)} -> {digest[:19]}")
+    run.ui.step(spec.name, f"{spec.remote_ref(run.registry)} -> {digest}")
 
 def stage_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     """--no-promote: the SBOM and the staged key tag beside the candidate, no release tag."""
@@ -249,7 +249,7 @@ def stage_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> N
         raise
     record.push.status, record.push.error, record.push.staged = "ok", None, staged
     run.ui.step(spec.name, f"staged {spec.remote_repository(run.registry)}:{staged} -> "
-                           f"{digest[:19]} (not promoted: --no-promote)")
+                           f"{digest} (not promoted: --no-promote)")
 
 def fail_pending(record: ImageRecord, reason: str) -> None:
     for step in (record.build, record.validation, record.push):

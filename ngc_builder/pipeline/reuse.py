@@ -38,7 +38,7 @@ def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
         record.validation = ValidationRecord(status="ok", verdict="pass", reused=True,
                                              error=None, gpu_mode="(published)")
     record.build.reused = record.validation.reused = True
-    run.ui.step(spec.name, f"unchanged: registry holds {key.tag[:16]}... at {digest[:19]}")
+    run.ui.step(spec.name, f"unchanged: registry holds {key.tag[:16]}... at {digest}")
     record.push = record.push.model_copy(update={"status": "ok", "digest": digest,
                                                  "reused": True, "error": None})
     return digest
@@ -86,7 +86,7 @@ def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     if found is None:
         return False
     tag, digest = found
-    run.ui.step(spec.name, f"the registry holds {tag[:20]}... at {digest[:19]}: pulling it "
+    run.ui.step(spec.name, f"the registry holds {tag[:20]}... at {digest}: pulling it "
                            "rather than building it")
     engine = run.engine_for(spec.name)
     image_id = pull(run, engine, spec, digest)

@@ -11,6 +11,7 @@ from pathlib import Path
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
+from ngc_builder.redact import strip_userinfo
 
 GB = 1_000_000_000
 TIERS = ("T0", "T1", "T2", "T3")
@@ -31,9 +32,23 @@ class MatrixRow:
 
 
 def matrix_lines(loaded: LoadedRelease, record: ReleaseRecord) -> list[str]:
-    """The table and its legend."""
+    """The table, its legend and the pull command of every pushed image."""
     names = [spec.name for spec in plan_release(loaded).images]
-    return [_table(matrix_row(name, record.images.get(name)) for name in names), "", *_legend()]
+    return [_table(matrix_row(name, record.images.get(name)) for name in names), "", *_legend(),
+            "", *pull_lines(record, names)]
+
+
+def pull_lines(record: ReleaseRecord, names: list[str]) -> list[str]:
+    """`docker pull REGISTRY/IMAGE@sha256:<64 hex>` per pushed image: the bytes this report
+    describes, whatever a tag points at later. Below the table, whole: a digest cut to fit a
+    column cannot be pulled."""
+    pushed = [(name, image.push.digest) for name in names
+              if (image := record.images.get(name)) is not None and image.push.digest]
+    if not pushed:
+        return ["No image of this release was pushed."]
+    registry = strip_userinfo(record.registry)
+    return ["Pull by digest (the images described here, byte for byte):", "",
+            *(f"- {name}: `docker pull {registry}/{name}@{digest}`" for name, digest in pushed)]
 
 
 def support_matrix(loaded: LoadedRelease, record: ReleaseRecord, record_file: Path) -> str:
@@ -81,7 +96,8 @@ def _build(image: ImageRecord) -> str:
 
 
 def _pushed(image: ImageRecord) -> str:
-    return f"`{image.push.digest[:19]}`" if image.push.digest else image.push.status
+    # The digest itself is in the pull commands below the table (too wide for a cell).
+    return "yes (below)" if image.push.digest else image.push.status
 
 
 def _table(rows: Iterable[MatrixRow]) -> str:

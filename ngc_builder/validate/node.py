@@ -111,7 +111,7 @@ def run_node(options: NodeOptions, gpu_mode: str) -> NodeRun:
     """Preflight, then every framework; each report is written under `options.out`."""
     folders = [framework_folder(options.root, name) for name in options.frameworks]
     book = load_baselines(options.baselines_file)
-    preflight = preflight_report(options.min_driver)
+    preflight = preflight_report(options.min_driver, gpu_mode=gpu_mode)
     options.out.mkdir(parents=True, exist_ok=True)
     write_junit(preflight, options.out / "t1-preflight.junit.xml", "ngc.host.preflight")
     (options.out / "t1-preflight.json").write_text(json.dumps(preflight.to_dict(), indent=2))

@@ -37,14 +37,17 @@ def load_nvml() -> Any | None:
     return pynvml
 
 
-def host_preflight(minimum_driver: str | None, nvml: Any | None = None) -> list[CheckResult]:
+def host_preflight(minimum_driver: str | None, nvml: Any | None = None,
+                   required: bool = False) -> list[CheckResult]:
+    """`required` (NGC_GPU=required): a host without NVML or a driver fails instead of being
+    skipped; a GPU runner whose driver or nvidia-ml-py went missing must not pass."""
     nvml = nvml if nvml is not None else load_nvml()
     if nvml is None:
-        return [_skip("t1.nvml", "no GPU: nvidia-ml-py is not installed (its `gpu` extra)")]
+        return [_no_gpu("nvidia-ml-py is not installed (its `gpu` extra)", required)]
     try:
         nvml.nvmlInit()
     except Exception as exc:
-        return [_skip("t1.nvml", f"no GPU: NVML did not start ({exc})")]
+        return [_no_gpu(f"NVML did not start ({exc})", required)]
     try:
         return _checks(nvml, minimum_driver)
     finally:
@@ -90,6 +93,13 @@ def _guarded_driver(nvml: Any, minimum: str | None) -> CheckResult:
         return check_driver(nvml, minimum)
     except Exception as exc:
         return _host_fault("t1.driver", "NVML cannot read the driver version", exc)
+
+
+def _no_gpu(reason: str, required: bool) -> CheckResult:
+    if required:
+        return CheckResult("t1.nvml", "T1", "fail", f"no GPU, but NGC_GPU=required: {reason}",
+                           fault="host")
+    return _skip("t1.nvml", f"no GPU: {reason}")
 
 
 def _skip(check_id: str, reason: str) -> CheckResult:
@@ -214,8 +224,11 @@ PROBES: tuple[Probe, ...] = (check_gpus, check_ecc, check_remapped_rows, check_c
                              check_modes, check_processes)
 
 
-def preflight_report(minimum_driver: str | None, nvml: Any | None = None) -> RunReport:
-    """The T1 checks as one report, like a runner's (JSON, JUnit)."""
+def preflight_report(minimum_driver: str | None, nvml: Any | None = None,
+                     gpu_mode: str = "auto") -> RunReport:
+    """The T1 checks as one report, like a runner's (JSON, JUnit); `gpu_mode` as NGC_GPU says
+    (auto|required|none): only `required` turns a missing GPU into a failure."""
+    required = gpu_mode == "required"
     return RunReport(image="host", python=sys.version.split()[0], platform=sys.platform,
-                     gpu_mode="auto", gpu_expected=False,
-                     checks=host_preflight(minimum_driver, nvml))
+                     gpu_mode=gpu_mode, gpu_expected=required,
+                     checks=host_preflight(minimum_driver, nvml, required))

@@ -53,6 +53,18 @@ def test_it_runs_under_a_python_without_any_of_our_dependencies(tmp_path: Path) 
     assert "skipped: not installed here" in done.stdout
 
 
+def test_under_ngc_gpu_required_a_node_without_nvml_fails(tmp_path: Path) -> None:
+    root = project_without_frameworks_installed(tmp_path)
+    # -S: no site-packages, so no nvidia-ml-py whatever this machine has installed.
+    done = subprocess.run([sys.executable, "-S", "-m", "ngc_builder.commands.gpunode",
+                           "--root", str(root), "--framework", "pytorch", "--out",
+                           str(tmp_path / "o")], capture_output=True, text=True, cwd=REPO,
+                          check=False, env={"NGC_GPU": "required", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1, done.stderr
+    assert ("fail T1 t1.nvml: no GPU, but NGC_GPU=required: nvidia-ml-py is not installed"
+            in done.stdout)
+
+
 @pytest.mark.parametrize(("args", "named"), [
     (["--framework", "nope"], "frameworks/nope"),
     (["--framework", "pytorch", "--baselines", "{bad}"], "gpu.json"),

@@ -59,7 +59,7 @@ def test_plan_promotes_what_the_registry_holds_by_key(write_release: WriteReleas
         "promote", "release tag missing: set it")
     assert decisions["jax"].push == "promote"
     assert decisions["jax"].reasons[-1] == (
-        f"release tag at {OTHER[:19]}: moving it needs --force")
+        f"release tag at {OTHER}: moving it needs --force")
 
 
 def test_plan_pulls_a_staged_candidate_instead_of_building_it(write_release: WriteRelease) -> None:
@@ -73,6 +73,6 @@ def test_plan_pulls_a_staged_candidate_instead_of_building_it(write_release: Wri
     decisions = {d.image: d for d in decide(plan, keys, None, None)}
     cuda = decisions["cuda-cu13"]
     assert (cuda.build, cuda.push) == ("pull", "promote")
-    assert cuda.reasons == [f"registry holds staged-... at {OTHER[:19]} (pushed with "
+    assert cuda.reasons == [f"registry holds staged-... at {OTHER} (pushed with "
                             "--no-promote): pulled, validated, promoted"]
     assert decisions["jax"].build == "build"

@@ -46,7 +46,10 @@ def test_matrix_rows_and_failure_evidence(write_release: WriteRelease, tmp_path:
     text = support_matrix(loaded, record, tmp_path / "release.json")
     row = next(line for line in text.splitlines() if line.startswith("| pytorch |"))
     assert "| 2.15.0 | 3.13 | debian-trixie | 13.2 | 9.26.0.51 | 2.30.7 | - | 580 |" in row
-    assert "| 6.13 GB | 59 s | pass | - | pass (3 skipped) | - | `sha256:abababababab` |" in row
+    assert "| 6.13 GB | 59 s | pass | - | pass (3 skipped) | - | yes (below) |" in row
+    # The whole digest, as a pull command a user can paste; the blocked row has none.
+    pulls = [line for line in text.splitlines() if "docker pull" in line]
+    assert pulls == [f"- pytorch: `docker pull localhost:5000/pytorch@sha256:{'ab' * 32}`"]
     assert "| base | not run |" in text
     assert "### jax" in text and "Known not to work here (manifest): no wheel for py3.13" in text
     assert "- build: failed: `pip exited 1: No matching wheel`" in text

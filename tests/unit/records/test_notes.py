@@ -46,6 +46,9 @@ def test_notes_diff_against_the_archived_previous_release(
     assert "- **pytorch**: new in this release" in text
     assert "registry stores 0.00 GB" in text and "0.82 x" in text  # 450 of 550 bytes
     assert "jax==0.12.0" in text
+    for name in ("jax", "pytorch"):  # whole digests, pullable as written
+        assert f"- {name}: `docker pull {new.registry}/{name}@{DIGEST}`" in text
+    assert len(DIGEST) == len("sha256:") + 64
 
 
 def test_the_package_diff_is_the_lock_diff(write_release: WriteRelease, tmp_path: Path) -> None:

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from ngc_builder.commands.preflight import PreflightOptions, preflight_command
 from ngc_builder.commands.release import Host, ReleaseOptions, release_command
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline.release import host_defects
 from ngc_builder.runner.report import CheckResult
 from ngc_builder.services.engine import Engine
-from ngc_builder.validate.preflight import host_preflight
+from ngc_builder.validate.preflight import host_preflight, load_nvml
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 
@@ -155,6 +156,36 @@ def test_no_nvml_or_no_driver_skips_with_the_reason_never_passes() -> None:
     assert list(found) == ["t1.nvml"]
     assert found["t1.nvml"].status == "skip"
     assert found["t1.nvml"].message == "no GPU: NVML did not start (Driver Not Loaded)"
+
+
+@pytest.mark.parametrize("nvml", [None, FakeNvml(init_error=NVMLError("Driver Not Loaded"))])
+def test_under_ngc_gpu_required_no_nvml_is_a_host_failure(nvml: FakeNvml | None) -> None:
+    # None stands for "nvidia-ml-py missing" only where the test machine lacks it; the fake
+    # that cannot start covers a machine that has it.
+    if nvml is None and load_nvml() is not None:
+        pytest.skip("nvidia-ml-py is installed here: the missing-module case cannot happen")
+    [check] = host_preflight("580", nvml, required=True)
+    assert (check.id, check.status, check.fault) == ("t1.nvml", "fail", "host")
+    assert check.message.startswith("no GPU, but NGC_GPU=required: ")
+
+
+@pytest.mark.parametrize(("environ", "code", "line"), [
+    ({}, 0, "skip T1 t1.nvml: no GPU: NVML did not start (Driver Not Loaded)"),
+    ({"NGC_GPU": "none"}, 0, "skip T1 t1.nvml: no GPU: NVML did not start (Driver Not Loaded)"),
+    ({"NGC_GPU": "required"}, 1,
+     "fail T1 t1.nvml: no GPU, but NGC_GPU=required: NVML did not start (Driver Not Loaded)"),
+])
+def test_the_preflight_command_fails_only_when_a_gpu_is_required(
+        environ: dict[str, str], code: int, line: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    nvml = FakeNvml(init_error=NVMLError("Driver Not Loaded"))
+    assert preflight_command(PreflightOptions(), environ, nvml) == code
+    assert capsys.readouterr().out.splitlines() == [line]
+
+
+def test_an_unknown_ngc_gpu_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert preflight_command(PreflightOptions(), {"NGC_GPU": "maybe"}, FakeNvml()) == 2
+    assert "NGC_GPU" in capsys.readouterr().err
 
 
 def test_an_unsupported_query_is_skipped_with_its_error() -> None:

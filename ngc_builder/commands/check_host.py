@@ -1,0 +1,107 @@
+"""`ngc-builder check-host REF`: will this image run on this machine? Asked before a
+multi-gigabyte pull: the image's labels come from the registry (manifest and config blob, no
+layer), the host's facts from NVML, `docker info` and /dev/shm.
+
+Exit 0: it would run (warnings aside); 1: a finding fails; 2: bad input (a bad reference, an
+image the registry does not hold, a registry that cannot be reached or refuses us).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ngc_builder.commands.guard import EXIT_FAILED, EXIT_INPUT, EXIT_OK
+from ngc_builder.errors import EngineError
+from ngc_builder.redact import strip_userinfo
+from ngc_builder.services.engine import DockerEngine
+from ngc_builder.services.registry import RegistryAuthError, RegistryError, parse_registry
+from ngc_builder.services.remote_image import (
+    BadReference,
+    ImageNotFound,
+    ImageReader,
+    ImageRef,
+    RemoteImage,
+    parse_ref,
+    pull_ref,
+    read_image,
+)
+from ngc_builder.validate.hostfacts import HostFacts, HostProbes, gather, load_pynvml
+from ngc_builder.validate.hostfit import Finding, gpu_image, judge, runs
+
+ENGINE_TIMEOUT = 10  # `docker info` of a local engine answers in well under a second
+RegistryFor = Callable[[ImageRef], ImageReader]
+
+
+@dataclass(frozen=True)
+class CheckHostOptions:
+    ref: str
+    as_json: bool = False
+
+
+def check_host_command(options: CheckHostOptions, registry_for: RegistryFor | None = None,
+                       host: Callable[[], HostFacts] | None = None) -> int:
+    """`registry_for`: the registry of a reference (default: parsed from it, with the Docker
+    config's credentials); `host`: this machine's facts (default: read through NVML, the engine
+    at DOCKER_HOST and /dev/shm)."""
+    try:
+        image = remote_image(options.ref, registry_for or _registry)
+    except (BadReference, ImageNotFound, RegistryError) as exc:
+        return _bad_input(options, strip_userinfo(str(exc)))
+    findings = judge(image, (host or this_host)())
+    print(json.dumps(document(image, findings), indent=2) if options.as_json
+          else "\n".join(text_lines(image, findings)))
+    return EXIT_OK if runs(findings) else EXIT_FAILED
+
+
+def remote_image(text: str, registry_for: RegistryFor) -> RemoteImage:
+    ref = parse_ref(text)
+    try:
+        return read_image(registry_for(ref), ref)
+    except RegistryAuthError as exc:
+        raise RegistryError(f"{ref}: {exc}; `docker login {ref.host}` first") from None
+    except RegistryError as exc:
+        raise RegistryError(f"{ref}: {exc}") from None
+    except ValueError as exc:  # a manifest or config that is not JSON
+        raise ImageNotFound(f"{ref}: unreadable manifest or config ({exc})") from None
+
+
+def _registry(ref: ImageRef) -> ImageReader:
+    # The repository path is the whole name inside the registry: no namespace split off.
+    return parse_registry(ref.host)
+
+
+def this_host() -> HostFacts:
+    engine = DockerEngine(ENGINE_TIMEOUT)
+    error = ""
+    try:
+        engine.ping()
+    except EngineError:
+        error = "it does not answer"
+    return gather(HostProbes(load_pynvml(), None if error else engine, engine.where, error))
+
+
+def text_lines(image: RemoteImage, findings: list[Finding]) -> list[str]:
+    kind = "GPU image" if gpu_image(image.labels) else "CPU image (no CUDA labels)"
+    verdict = ("it would run here" if runs(findings)
+               else "it would not run here: fix what fails before pulling")
+    return [f"image {image.ref}: {kind}, {image.platform} is {pull_ref(image)}",
+            *(finding.line() for finding in findings), verdict]
+
+
+def document(image: RemoteImage, findings: list[Finding]) -> dict[str, object]:
+    return {"ref": image.ref, "digest": image.digest, "pull": pull_ref(image),
+            "platform": image.platform,
+            "gpu_image": gpu_image(image.labels), "labels": image.labels,
+            "runs": runs(findings), "findings": [finding.to_dict() for finding in findings]}
+
+
+def _bad_input(options: CheckHostOptions, message: str) -> int:
+    line = message if message.startswith(options.ref) else f"{options.ref}: {message}"
+    print(f"error: {line}", file=sys.stderr)
+    if options.as_json:
+        print(json.dumps({"ok": False, "exit": EXIT_INPUT, "problems": [{"message": line}]},
+                         indent=2))
+    return EXIT_INPUT

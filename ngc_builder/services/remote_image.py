@@ -1,0 +1,126 @@
+"""An image in a registry read without pulling it: its reference parsed, its manifest (one
+platform's, out of a manifest list or OCI index) and its config blob, whose labels say what the
+image needs of a host. Layers are never fetched: a config is a few kilobytes, a layer gigabytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ngc_builder.services.registry import Manifest, registry_problem
+
+DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
+TAG_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+PATH_RE = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)"
+                     r"[a-z0-9]+)*)*")
+INDEX_TYPES = ("application/vnd.docker.distribution.manifest.list.v2+json",
+               "application/vnd.oci.image.index.v1+json")
+WANTED_PLATFORM = ("linux", "amd64")  # what the builder's images are built for
+
+
+class BadReference(ValueError):
+    """A reference that names no image in a registry (bad input, exit 2)."""
+
+
+class ImageNotFound(LookupError):
+    """The registry answered, but holds no such repository, tag or platform."""
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """`host:5000/team/jax:26.11-py3` or `host:5000/team/jax@sha256:...`."""
+
+    host: str
+    path: str  # the repository inside the registry: 'team/jax'
+    reference: str  # a tag or a digest
+
+    def __str__(self) -> str:
+        joiner = "@" if self.reference.startswith("sha256:") else ":"
+        return f"{self.host}/{self.path}{joiner}{self.reference}"
+
+
+def parse_ref(text: str) -> ImageRef:
+    """Docker's reading of a reference, with the registry host required: the first component
+    is a host only if it has a '.' or ':' or is 'localhost' (else Docker would go to Docker
+    Hub, which this command does not guess at)."""
+    name, at, digest = text.partition("@")
+    if at and not DIGEST_RE.fullmatch(digest):
+        raise BadReference("a digest is sha256: and 64 lowercase hex digits")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.rpartition(":")[2] if ":" in last and not at else ""
+    name = name[: len(name) - len(tag) - 1] if tag else name
+    host, slash, path = name.partition("/")
+    if not slash or not ("." in host or ":" in host or host == "localhost"):
+        raise BadReference("name the registry, as host[:port]/repository:tag")
+    if registry_problem(host) or not PATH_RE.fullmatch(path):
+        raise BadReference("not a valid image reference (host[:port]/repository:tag)")
+    if tag and not TAG_RE.fullmatch(tag):
+        raise BadReference(f"{tag!r} is not a valid tag")
+    return ImageRef(host, path, digest if at else tag or "latest")
+
+
+class ImageReader(Protocol):
+    """What reading an image's config needs of a registry (`HttpRegistry` is one)."""
+
+    def get_manifest(self, name: str, reference: str) -> Manifest | None: ...
+
+    def get_blob(self, name: str, digest: str) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class RemoteImage:
+    ref: str
+    repository: str  # host/path, without tag or digest
+    digest: str  # the platform manifest's: what `docker pull REF@digest` gets on this host
+    platform: str
+    labels: dict[str, str]
+
+
+def read_image(registry: ImageReader, ref: ImageRef) -> RemoteImage:
+    """The image's labels from its config blob: the manifest (the linux/amd64 entry of an
+    index), then the config. ImageNotFound when the registry has no such image."""
+    manifest = _manifest(registry, ref.path, ref.reference, str(ref))
+    platform = "/".join(WANTED_PLATFORM)
+    if manifest.media_type in INDEX_TYPES or "manifests" in _document(manifest):
+        digest, platform = _platform_entry(_document(manifest), str(ref))
+        manifest = _manifest(registry, ref.path, digest, str(ref))
+    config = _document(manifest).get("config") or {}
+    if "digest" not in config:
+        raise ImageNotFound(f"{ref}: the manifest names no config blob")
+    blob = json.loads(registry.get_blob(ref.path, str(config["digest"])))
+    labels = (blob.get("config") or {}).get("Labels") or {}
+    return RemoteImage(str(ref), f"{ref.host}/{ref.path}", manifest.digest, platform,
+                       {str(key): str(value) for key, value in labels.items()})
+
+
+def pull_ref(image: RemoteImage) -> str:
+    """What `docker pull` takes to get exactly the image judged: its platform's digest."""
+    return f"{image.repository}@{image.digest}"
+
+
+def _manifest(registry: ImageReader, path: str, reference: str, ref: str) -> Manifest:
+    found = registry.get_manifest(path, reference)
+    if found is None:
+        raise ImageNotFound(f"{ref}: the registry has no such repository, tag or digest")
+    return found
+
+
+def _document(manifest: Manifest) -> dict[str, Any]:
+    data = json.loads(manifest.body)
+    return data if isinstance(data, dict) else {}
+
+
+def _platform_entry(index: dict[str, Any], ref: str) -> tuple[str, str]:
+    """The linux/amd64 manifest of a multi-platform image."""
+    offered = []
+    for entry in index.get("manifests") or []:
+        platform = entry.get("platform") or {}
+        pair = (platform.get("os"), platform.get("architecture"))
+        offered.append("/".join(str(part) for part in pair))
+        if pair == WANTED_PLATFORM:
+            return str(entry["digest"]), "/".join(WANTED_PLATFORM)
+    raise ImageNotFound(f"{ref}: no linux/amd64 image in its index "
+                        f"(offers {', '.join(offered) or 'nothing'})")
