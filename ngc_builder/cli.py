@@ -12,6 +12,7 @@ from ngc_builder import __version__
 from ngc_builder.build.osbase import Strategy
 from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OFFLINE, OS_SOURCE, REGISTRY, ROOT
 from ngc_builder.cli_run import ci, release, validate
+from ngc_builder.commands.catalog import CatalogOptions, catalog_command
 from ngc_builder.commands.check import CheckOptions, check_command
 from ngc_builder.commands.check_host import CheckHostOptions, check_host_command
 from ngc_builder.commands.fetch import FetchOptions, fetch_command
@@ -185,6 +186,27 @@ def check_host(ref: str, as_json: bool) -> None:
     GPU architectures, the Docker engine's NVIDIA runtime and /dev/shm."""
     options = CheckHostOptions(ref, as_json)
     sys.exit(guarded(lambda: check_host_command(options), options.as_json))
+
+
+@main.command()
+@click.argument("release_id", metavar="YY.MM")
+@click.option("--archive-dir", "archive_dir", type=click.Path(path_type=Path),
+              default=Path("archive"), show_default=True,
+              help="Archive of published releases (archive/<YY.MM>/).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Folder for the site [default: BUILD_DIR/<YY.MM>/catalog].")
+@BUILD_DIR
+@click.option("--record", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="The release record with validation, sizes and failure evidence "
+                   "[default: BUILD_DIR/<YY.MM>/release.json when there].")
+@JSON
+def catalog(release_id: str, archive_dir: Path, out: Path | None, build_dir: Path,
+            record: Path | None, as_json: bool) -> None:
+    """A static site (no server, works offline) to choose an image of release YY.MM: every
+    image with search and filters, and per image its pull command by digest, components,
+    validation per tier with evidence, packages and changes since the previous release."""
+    options = CatalogOptions(release_id, archive_dir, out, build_dir, record, as_json)
+    sys.exit(guarded(lambda: catalog_command(options), options.as_json))
 
 
 main.add_command(release)

@@ -1,0 +1,183 @@
+"""What a catalog is made from, read once: the archived release (`archive/<YY.MM>/`: what
+was published, the manifest, package manifests) and, when there is one, the release record of
+the run that published it (validation, sizes, expected failures and their evidence).
+
+Bad input is an InputError naming the file and the field (exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ngc_builder.build import packages
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.records import archive
+from ngc_builder.records.record import ImageRecord, ReleaseRecord, load_record
+from ngc_builder.runner.report import RunReport
+
+IMAGE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One image row of the archived manifest, as far as the catalog needs it."""
+
+    name: str
+    framework: str
+    version: str
+    stack: str | None
+    base: str | None
+    gpu_targets: tuple[str, ...]
+    expect_failure: str | None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    base: str
+    gpu_targets: tuple[str, ...]
+    stacks: dict[str, dict[str, Any]]
+    rows: tuple[Row, ...]
+
+    def row(self, name: str) -> Row | None:
+        return next((row for row in self.rows if row.name == name), None)
+
+
+@dataclass(frozen=True)
+class Sources:
+    release: str
+    archive_dir: Path
+    archived: archive.ArchivedRelease
+    manifest: Manifest
+    previous: str | None
+    record: ReleaseRecord | None
+    record_file: Path | None  # where the record was looked for
+
+    def files(self) -> tuple[str, ...]:
+        folder = archive.release_dir(self.archive_dir, self.release)
+        found = [str(folder / "release.json"), str(folder / archive.MANIFEST_NAME)]
+        return (*found, str(self.record_file)) if self.record is not None else tuple(found)
+
+    def image_record(self, name: str) -> ImageRecord | None:
+        """The record's entry for `name` when it is of the archived run (same digest)."""
+        if self.record is None:
+            return None
+        found = self.record.images.get(name)
+        published = self.archived.images.get(name)
+        if found is None or published is None or found.push.digest == published.digest:
+            return found
+        return None
+
+    def relative(self, recorded: str | None) -> Path | None:
+        """A path the record holds (relative to the run's folder) as it is found now."""
+        if not recorded or self.record_file is None:
+            return None
+        path = Path(recorded)
+        candidates = [path, self.record_file.parent.parent.parent / path,
+                      self.record_file.parent / path.parent.name / path.name]
+        return next((c for c in candidates if c.is_file()), None)
+
+
+def load_sources(archive_dir: Path, release: str, record_file: Path | None,
+                 record_required: bool) -> Sources:
+    if not RELEASE_RE.fullmatch(release):
+        raise InputError([Problem("RELEASE", 1, "release",
+                                  f"{release!r} is not a release id (YY.MM)")])
+    folder = archive.release_dir(archive_dir, release)
+    archived = archive.load(archive_dir, release)
+    if archived is None:
+        raise InputError([Problem(str(folder / "release.json"), 1, "(archive)",
+                                  f"release {release} is not archived in {archive_dir} "
+                                  "(`ngc-builder report` archives a release)")])
+    _check_names(folder / "release.json", archived.images)
+    record = _record(record_file, release, record_required, archived.registry)
+    return Sources(release, archive_dir, archived, _manifest(folder / archive.MANIFEST_NAME),
+                   archive.previous_release(archive_dir, release), record,
+                   record_file if record is not None else None)
+
+
+def _check_names(path: Path, names: Any) -> None:
+    for name in names:
+        if not IMAGE_NAME.fullmatch(name):
+            raise InputError([Problem(str(path), 1, f"images.{name}",
+                                      "not an image name (a-z, 0-9, '.', '_', '-')")])
+
+
+def _record(path: Path | None, release: str, required: bool,
+            registry: str) -> ReleaseRecord | None:
+    if path is None or (not path.is_file() and not required):
+        return None
+    if not path.is_file():
+        raise InputError([Problem(str(path), 1, "(record)", "no such release record")])
+    record = load_record(path)
+    assert record is not None
+    if record.release != release:
+        raise InputError([Problem(str(path), 1, "release",
+                                  f"a record of release {record.release}, not {release}")])
+    found = record.for_registry(registry)
+    if found is not None:
+        _check_names(path, found.images)
+    return found
+
+
+def _manifest(path: Path) -> Manifest:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError([Problem(str(path), 1, "(archive)", "the archived manifest is "
+                                  "missing")]) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        raise InputError([Problem(str(path), line, "(yaml)", str(exc).splitlines()[0])]) \
+            from None
+    if not isinstance(data, dict) or not isinstance(data.get("images", []), list):
+        raise InputError([Problem(str(path), 1, "images", "expected a list of images")])
+    rows = tuple(_row(path, i, item) for i, item in enumerate(data.get("images") or []))
+    stacks = data.get("cuda_stacks") or {}
+    return Manifest(str(data.get("base") or "-"), _strings(data.get("gpu_targets")),
+                    stacks if isinstance(stacks, dict) else {}, rows)
+
+
+def _row(path: Path, index: int, item: Any) -> Row:
+    if not isinstance(item, dict) or not item.get("framework"):
+        raise InputError([Problem(str(path), 1, f"images[{index}]",
+                                  "expected a mapping with a framework")])
+    name = str(item.get("name") or item["framework"])
+    if not IMAGE_NAME.fullmatch(name):
+        raise InputError([Problem(str(path), 1, f"images[{index}].name",
+                                  "not an image name (a-z, 0-9, '.', '_', '-')")])
+    failure = item.get("expect_failure")
+    return Row(name, str(item["framework"]), str(item.get("version") or "-"),
+               _optional(item.get("stack")), _optional(item.get("base")),
+               _strings(item.get("gpu_targets")), None if failure is None else str(failure))
+
+
+def _optional(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def package_lists(path: Path) -> dict[str, dict[str, str]]:
+    try:
+        return packages.load(path)
+    except (OSError, ValueError, AttributeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        raise InputError([Problem(str(path), 1, "(packages)", reason)]) from None
+
+
+def run_report(path: Path) -> RunReport | str:
+    """The runner's report, or why it cannot be read (shown on the page)."""
+    try:
+        return RunReport.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"{path}: unreadable validation report ({str(exc).splitlines()[0]})"
