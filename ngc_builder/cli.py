@@ -198,7 +198,8 @@ def check_host(ref: str, as_json: bool) -> None:
 @BUILD_DIR
 @click.option("--record", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="The release record with validation, sizes and failure evidence "
-                   "[default: BUILD_DIR/<YY.MM>/release.json when there].")
+                   "[default: the one archived with the release, else "
+                   "BUILD_DIR/<YY.MM>/release.json].")
 @JSON
 def catalog(release_id: str, archive_dir: Path, out: Path | None, build_dir: Path,
             record: Path | None, as_json: bool) -> None:

@@ -79,8 +79,11 @@ class Sources:
         if not recorded or self.record_file is None:
             return None
         path = Path(recorded)
-        candidates = [path, self.record_file.parent.parent.parent / path,
-                      self.record_file.parent / path.parent.name / path.name]
+        # Relative to the folder the release ran in (BUILD_DIR/<YY.MM>/release.json's
+        # grandparent), never to this process's: another checkout's build/ must not answer.
+        # The archive keeps the record with reports/ and logs/ beside it.
+        first = path if path.is_absolute() else self.record_file.parent.parent.parent / path
+        candidates = [first, self.record_file.parent / path.parent.name / path.name]
         return next((c for c in candidates if c.is_file()), None)
 
 

@@ -12,6 +12,7 @@ from ngc_builder.catalog.model import EXPECTED_FAILURE, PUBLISHED, Catalog
 from ngc_builder.catalog.render import write_site
 from ngc_builder.catalog.source import load_sources
 from ngc_builder.commands.guard import EXIT_OK
+from ngc_builder.records.archive import RECORD_DIR, release_dir
 from ngc_builder.records.record import record_path
 
 
@@ -21,12 +22,19 @@ class CatalogOptions:
     archive_dir: Path = Path("archive")
     out: Path | None = None  # default: <build_dir>/<release>/catalog
     build_dir: Path = Path("build")
-    record: Path | None = None  # default: <build_dir>/<release>/release.json, when there
+    # default: archive/<release>/record/release.json, else <build_dir>/<release>/release.json
+    record: Path | None = None
     as_json: bool = False
 
 
+def default_record(options: CatalogOptions) -> Path:
+    """The record `report` archived with the release (the published run), else the build's."""
+    archived = release_dir(options.archive_dir, options.release) / RECORD_DIR / "release.json"
+    return archived if archived.is_file() else record_path(options.build_dir, options.release)
+
+
 def catalog_command(options: CatalogOptions) -> int:
-    record = options.record or record_path(options.build_dir, options.release)
+    record = options.record or default_record(options)
     sources = load_sources(options.archive_dir, options.release, record,
                            record_required=options.record is not None)
     catalog = build_catalog(sources)

@@ -43,6 +43,9 @@ class ArchivedRelease(BaseModel):
     package_checks: list[PackageCheck] = Field(default_factory=list)
 
 
+RECORD_DIR = "record"  # archive/<YY.MM>/record/: the release record and its evidence
+
+
 def release_dir(archive: Path, release: str) -> Path:
     return archive / release
 
@@ -69,7 +72,21 @@ def write(archive: Path, manifest: Path, record: ReleaseRecord) -> Path:
                                rebuilds=previous.rebuilds if previous else [],
                                package_checks=previous.package_checks if previous else [])
     write_atomic(target / "release.json", archived.model_dump_json(indent=2) + "\n")
+    keep_record(target / RECORD_DIR, record)
     return target
+
+
+def keep_record(folder: Path, record: ReleaseRecord) -> None:
+    """The release record with each image's validation report and each failed build's log:
+    the evidence the catalog shows, kept when build/ is long gone."""
+    for kind, paths in (("reports", [i.validation.report for i in record.images.values()]),
+                        ("logs", [i.build.log for i in record.images.values()
+                                  if i.build.status == "failed"])):
+        (folder / kind).mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            if path and Path(path).is_file():
+                shutil.copyfile(path, folder / kind / Path(path).name)
+    write_atomic(folder / "release.json", record.model_dump_json(indent=2) + "\n")
 
 
 def load(archive: Path, release: str) -> ArchivedRelease | None:

@@ -66,6 +66,28 @@ def move(image: str, old: str, new: str, at: str = AT) -> dict[str, str]:
     return {"image": image, "old": old, "new": new, "at": at}
 
 
+def test_the_archive_keeps_the_record_with_reports_and_failed_build_logs(
+    write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the record's paths are relative to where the release ran
+    record = published({"pytorch": OLD, "tensorrt": None})
+    (tmp_path / "build" / "reports").mkdir(parents=True)
+    (tmp_path / "build" / "logs").mkdir()
+    (tmp_path / "build" / "reports" / "pytorch.validation.json").write_text("{}")
+    (tmp_path / "build" / "logs" / "pytorch.log").write_text("ok")
+    (tmp_path / "build" / "logs" / "tensorrt.log").write_text("ERROR: no wheel")
+    record.images["pytorch"].validation.report = "build/reports/pytorch.validation.json"
+    record.images["pytorch"].build.log = "build/logs/pytorch.log"
+    record.images["tensorrt"].build.status = "failed"
+    record.images["tensorrt"].build.log = "build/logs/tensorrt.log"
+    kept = archive.write(tmp_path / "archive", write_release(GOOD_RELEASE), record) / "record"
+    assert (kept / "reports" / "pytorch.validation.json").read_text() == "{}"
+    assert (kept / "logs" / "tensorrt.log").read_text() == "ERROR: no wheel"
+    assert not (kept / "logs" / "pytorch.log").exists()  # a good build's log is not evidence
+    assert json.loads((kept / "release.json").read_text())["images"]["tensorrt"]["build"][
+        "status"] == "failed"
+
+
 # note_rebuild itself ---------------------------------------------------------------------------
 
 
