@@ -59,6 +59,7 @@ class Validation:
     summary: str = ""  # `21 pass, 0 fail, 14 skip`
     tiers: tuple[Tier, ...] = ()
     missing: str | None = None  # no validation at all, and why
+    short: str = "not recorded"  # the index's word for a missing validation
     note: str | None = None  # what is missing from an otherwise recorded validation
 
 

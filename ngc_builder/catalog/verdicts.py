@@ -22,7 +22,8 @@ def validation(sources: Sources, name: str, image: ImageRecord | None) -> Valida
     recorded = image.validation
     if recorded.status in ("pending", "blocked") or (not recorded.tiers and not recorded.report):
         why = f" ({recorded.error})" if recorded.error else ""
-        return Validation(missing=f"Not validated: {recorded.status}{why}.")
+        return Validation(missing=f"Not validated: {recorded.status}{why}.",
+                          short=recorded.status if recorded.status == "blocked" else "pending")
     path = sources.relative(recorded.report)
     report = run_report(path) if path is not None else (
         f"the runner's report ({recorded.report}) is not beside the record")

@@ -86,7 +86,9 @@ def keep_record(folder: Path, record: ReleaseRecord) -> None:
         for path in paths:
             if path and Path(path).is_file():
                 shutil.copyfile(path, folder / kind / Path(path).name)
-    write_atomic(folder / "release.json", record.model_dump_json(indent=2) + "\n")
+    # The manifest as archived beside it, not the build machine's path to it.
+    kept = record.model_copy(update={"manifest": f"../{MANIFEST_NAME}"})
+    write_atomic(folder / "release.json", kept.model_dump_json(indent=2) + "\n")
 
 
 def load(archive: Path, release: str) -> ArchivedRelease | None:

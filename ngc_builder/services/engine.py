@@ -94,7 +94,8 @@ class EngineContainers(Protocol):
                entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
                device_requests: list[Any] | None = None, shm_size: str | None = None,
                user: str | None = None, read_only: bool = False,
-               tmpfs: dict[str, str] | None = None) -> Container: ...
+               tmpfs: dict[str, str] | None = None,
+               network_mode: str | None = None) -> Container: ...
 
     def run(self, image: str, command: list[str], *, entrypoint: list[str], remove: bool,
             network_disabled: bool, stderr: bool) -> bytes: ...

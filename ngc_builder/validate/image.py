@@ -31,6 +31,10 @@ SHM_SIZE = "2g"
 # Theano's modules are loaded from there). The runner's image.user check reads NGC_RUN_AS.
 RUN_AS_USER = "54321:54321"
 TMPFS = {"/tmp": "rw,exec,nosuid,nodev"}
+# `--network none`: loopback only, and the engine's /etc/hosts, so "localhost" resolves as on
+# every researcher's machine (TensorBoard asks for it). The API's NetworkDisabled leaves the
+# image's own /etc/hosts, which a debootstrapped OS does not have.
+NO_NETWORK: dict[str, Any] = {"network_disabled": False, "network_mode": "none"}
 
 
 @dataclass(frozen=True)
@@ -91,8 +95,8 @@ def run_runner(
                 if gpu_mode == "required" else [])
     container = engine.containers.create(
         ref, RUNNER_COMMAND, environment=environment or {"NGC_GPU": gpu_mode},
-        device_requests=requests, shm_size=SHM_SIZE, network_disabled=True, user=RUN_AS_USER,
-        read_only=True, tmpfs=TMPFS)
+        device_requests=requests, shm_size=SHM_SIZE, user=RUN_AS_USER, read_only=True,
+        tmpfs=TMPFS, **NO_NETWORK)
     try:
         container.start()
         status = int(container.wait(timeout=timeout).get("StatusCode", -1))
@@ -113,7 +117,7 @@ ENTRY_STATUS = 7
 def check_entrypoint(engine: Engine, ref: str) -> CheckResult:
     """T0: the image's entrypoint prints its banner on stderr and runs the command unchanged."""
     container = engine.containers.create(ref, ENTRY_PROBE, user=RUN_AS_USER, read_only=True,
-                                         tmpfs=TMPFS, network_disabled=True)
+                                         tmpfs=TMPFS, **NO_NETWORK)
     try:
         container.start()
         status = int(container.wait(timeout=120).get("StatusCode", -1))

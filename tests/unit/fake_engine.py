@@ -334,7 +334,8 @@ class FakeContainers:
                entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
                device_requests: list[Any] | None = None, shm_size: str | None = None,
                user: str | None = None, read_only: bool = False,
-               tmpfs: dict[str, str] | None = None) -> FakeContainer:
+               tmpfs: dict[str, str] | None = None,
+               network_mode: str | None = None) -> FakeContainer:
         name = self.engine.images[image]["name"]
         if command == ENTRY_PROBE:  # a well-behaved entrypoint: banner, arguments, status
             return FakeContainer(None, output=ENTRY_STDOUT, status=ENTRY_STATUS,
@@ -344,7 +345,8 @@ class FakeContainers:
             listing = ('[{"name": "pip", "version": "25.3"}]' if command == PIP_LIST
                        else "python3\t3.13.5-1\n")
             return FakeContainer(None, output=listing)
-        self.engine.calls.append(("create", name, image, network_disabled))
+        offline = network_disabled or network_mode == "none"
+        self.engine.calls.append(("create", name, image, offline))
         report = RunReport(image=name, python="3.13.5", platform="linux-x86_64",
                            gpu_mode=(environment or {})["NGC_GPU"], gpu_expected=False)
         report.checks.append(CheckResult("python.version", "T0", "pass", "3.13 as expected"))

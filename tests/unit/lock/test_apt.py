@@ -255,7 +255,8 @@ class FakeContainers:
                entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
                device_requests: list[Any] | None = None, shm_size: str | None = None,
                user: str | None = None, read_only: bool = False,
-               tmpfs: dict[str, str] | None = None) -> FakeContainer:
+               tmpfs: dict[str, str] | None = None,
+               network_mode: str | None = None) -> FakeContainer:
         self.created.append((image, command, network_disabled))
         return self.container
 

@@ -165,7 +165,8 @@ class ScriptContainers:
                entrypoint: list[str] | None = None, environment: dict[str, str] | None = None,
                device_requests: list[Any] | None = None, shm_size: str | None = None,
                user: str | None = None, read_only: bool = False,
-               tmpfs: dict[str, str] | None = None) -> FakeContainer:
+               tmpfs: dict[str, str] | None = None,
+               network_mode: str | None = None) -> FakeContainer:
         self.asked.append((image, command, network_disabled))
         kind = FailingContainer if self.status else FakeContainer
         return kind(None, output=self.output)

@@ -84,8 +84,9 @@ def test_the_archive_keeps_the_record_with_reports_and_failed_build_logs(
     assert (kept / "reports" / "pytorch.validation.json").read_text() == "{}"
     assert (kept / "logs" / "tensorrt.log").read_text() == "ERROR: no wheel"
     assert not (kept / "logs" / "pytorch.log").exists()  # a good build's log is not evidence
-    assert json.loads((kept / "release.json").read_text())["images"]["tensorrt"]["build"][
-        "status"] == "failed"
+    saved = json.loads((kept / "release.json").read_text())
+    assert saved["images"]["tensorrt"]["build"]["status"] == "failed"
+    assert saved["manifest"] == "../manifest.yaml"  # not this machine's path
 
 
 # note_rebuild itself ---------------------------------------------------------------------------
