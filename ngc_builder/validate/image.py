@@ -35,6 +35,13 @@ TMPFS = {"/tmp": "rw,exec,nosuid,nodev"}
 # every researcher's machine (TensorBoard asks for it). The API's NetworkDisabled leaves the
 # image's own /etc/hosts, which a debootstrapped OS does not have.
 NO_NETWORK: dict[str, Any] = {"network_disabled": False, "network_mode": "none"}
+RUN_AS = f"{RUN_AS_USER},read-only"  # NGC_RUN_AS: what the runner's image.user check expects
+
+
+def unprivileged_flags() -> str:
+    """The `docker run` flags of that user and root filesystem, for a person or a job script."""
+    return " ".join([f"--user {RUN_AS_USER} --read-only",
+                     *(f"--tmpfs {path}:{options}" for path, options in TMPFS.items())])
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ def validate_image(
 
 def runner_environment(gpu_mode: str, baselines: dict[str, Any] | None) -> dict[str, str]:
     """NGC_HOST_GPUS: the GPUs passed in, which every framework inside must see."""
-    environment = {"NGC_GPU": gpu_mode, "NGC_RUN_AS": f"{RUN_AS_USER},read-only",
+    environment = {"NGC_GPU": gpu_mode, "NGC_RUN_AS": RUN_AS,
                    "NGC_HOST_GPUS": str(device_nodes() if gpu_mode == "required" else 0)}
     if baselines:
         environment["NGC_BASELINES"] = json.dumps(baselines, sort_keys=True)
@@ -80,8 +87,7 @@ def runner_environment(gpu_mode: str, baselines: dict[str, Any] | None) -> dict[
 def docker_command(ref: str, gpu_mode: str, environment: dict[str, str]) -> str:
     """The `docker run` equivalent of what validate did, for a person to repeat it."""
     parts = ["docker run --rm", "--gpus all" if gpu_mode == "required" else "",
-             f"--shm-size {SHM_SIZE} --network none --user {RUN_AS_USER} --read-only",
-             *(f"--tmpfs {path}:{options}" for path, options in TMPFS.items()),
+             f"--shm-size {SHM_SIZE} --network none {unprivileged_flags()}",
              *(f"-e {key}={shlex.quote(value)}" for key, value in sorted(environment.items())
                if key != "NGC_BASELINES"), ref, *RUNNER_COMMAND]
     return " ".join(part for part in parts if part)

@@ -25,10 +25,12 @@ from ngc_builder.services.slurm import REQUEUED_STATES, JobState, SlurmCluster, 
 from ngc_builder.validate.evidence import parse_report, write_reports
 from ngc_builder.validate.hostrun import RUNNER_NAME, _stage, framework_facts, host_expect
 from ngc_builder.validate.image import (
+    RUN_AS,
     RUNNER_COMMAND,
     SHM_SIZE,
     ValidationOutcome,
     compare_labels,
+    unprivileged_flags,
 )
 
 JOB_PREFIX = "ngc-validate-"
@@ -136,9 +138,10 @@ def runner_line(site: SlurmSite, ref: str, gpu_mode: str, files: JobFiles,
     runner = shlex.join(RUNNER_COMMAND)
     if site.runtime == "docker":
         gpus = '--gpus "$NGC_DOCKER_GPUS" ' if gpu_mode == "required" else ""
-        names = " ".join(f"-e {key}" for key in ("NGC_GPU", "NGC_HOST_GPUS", "NGC_BASELINES"))
+        names = " ".join(f"-e {key}" for key in ("NGC_GPU", "NGC_HOST_GPUS", "NGC_BASELINES",
+                                                 "NGC_RUN_AS"))
         return (f'docker run --rm --name "$NGC_CONTAINER" {gpus}--shm-size {SHM_SIZE} '
-                f"--network none {names} "
+                f"--network none {unprivileged_flags()} {names} "
                 f"{shlex.quote(ref)} {runner}")
     if site.runtime == "pyxis" or framework is None:
         return f"srun --ntasks=1 --container-image={shlex.quote(enroot_ref(ref))} {runner}"
@@ -171,6 +174,8 @@ def job_script(site: SlurmSite, ref: str, command: str, files: JobFiles, gpu_mod
                baselines: dict[str, Any] | None) -> str:
     environment = {"NGC_GPU": gpu_mode,
                    "NGC_HOST_GPUS": str(site.gpus if gpu_mode == "required" else 0)}
+    if site.runtime == "docker":  # started as validate starts it on an engine
+        environment["NGC_RUN_AS"] = RUN_AS
     if baselines:
         environment["NGC_BASELINES"] = json.dumps(baselines, sort_keys=True)
     lines = ["#!/bin/bash", f"# ngc-builder: validate {ref} (runtime {site.runtime})",

@@ -196,6 +196,9 @@ def test_docker_job_passes_the_allocated_gpus_and_the_runner_environment(
     assert "export NGC_GPU=required" in script and "export NGC_HOST_GPUS=2" in script
     assert "export NGC_BASELINES=" in script and "-e NGC_BASELINES" in script
     assert "python -X faulthandler -m ngc_runner > report.json 2> runner.stderr" in script
+    # Started as on an engine: an arbitrary UID on a read-only root, which the runner checks.
+    assert "--user 54321:54321 --read-only --tmpfs /tmp:rw,exec,nosuid,nodev" in script
+    assert "export NGC_RUN_AS=54321:54321,read-only" in script and "-e NGC_RUN_AS" in script
 
 
 def test_pyxis_job_runs_the_runner_through_srun_with_enroots_ref(tmp_path: Path) -> None:
@@ -205,6 +208,7 @@ def test_pyxis_job_runs_the_runner_through_srun_with_enroots_ref(tmp_path: Path)
     assert ("srun --ntasks=1 --container-image='registry.example#ngc/jax:26.11-py3' python"
             in cluster.script)
     assert report.checks[0].status == "skip" and "pyxis" in report.checks[0].message
+    assert "NGC_RUN_AS" not in cluster.script  # enroot starts the image as the job's user
 
 
 def test_enroot_refs_name_the_registry_with_a_hash() -> None:
