@@ -16,8 +16,14 @@ def describe(result: BumpResult) -> list[str]:
     return lines
 
 
+SHOWN_REASONS = 2  # the newest versions turned down; older ones mostly repeat them
+
+
 def _framework_line(change: FrameworkChange) -> str:
-    why = "; ".join(change.reasons)
+    shown = list(change.reasons[:SHOWN_REASONS])
+    if len(change.reasons) > SHOWN_REASONS:
+        shown.append(f"{len(change.reasons) - SHOWN_REASONS} older versions turned down too")
+    why = "; ".join(shown)
     if change.expect_failure:
         return f"{change.image} kept at {change.old} (expect_failure)" + (f": {why}" if why
                                                                            else "")

@@ -141,19 +141,11 @@ def track_specifier(text: str) -> SpecifierSet | None:
     return SpecifierSet(f"=={text}" if text[:1].isdigit() else text)
 
 
-def _track(value: str) -> str:
-    try:
-        track_specifier(value)
-    except InvalidSpecifier:
-        raise ValueError(f"{value!r} is not 'latest' or a version range like '2.15.*' "
-                         "or '~=2.15'") from None
-    return value
-
-
 # `latest`, `2.15.*`, `~=2.15`, `>=2.15,<2.17`: which versions the monthly bump may move to.
 Track = Annotated[str, AfterValidator(_pattern("track", re.compile(r"[A-Za-z0-9.*=<>!~, ]+"),
                                                "like latest, 2.15.* or ~=2.15")),
-                  AfterValidator(_track)]
+                  AfterValidator(_parses(track_specifier, InvalidSpecifier,
+                                         "'latest' or a version range like '2.15.*'"))]
 
 
 SizeText = Annotated[str, AfterValidator(_parses(parse_size, ValueError, "a size like '6.3 GB'"))]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ngc_builder.bump.describe import describe, to_json
-from ngc_builder.bump.plan import BumpResult, plan_bump
+from ngc_builder.bump.plan import BumpResult, FrameworkChange, plan_bump
 from ngc_builder.manifest.load import load_release
 from tests.conftest import WriteRelease
 from tests.unit.bump.recorded import TORCH_216, Recorded, jax, jaxlib, plain, plugin
@@ -110,3 +110,11 @@ def test_to_json_carries_every_change(write_release: WriteRelease) -> None:
         ("pytorch", "2.15.0", "2.16.0", True), ("jax", "0.12.0", "0.12.0", False)]
     assert data["stacks"][0]["cuda_new"] == "13.3"
     assert {c["wheel"] for c in data["stacks"][0]["changes"]} >= {"nvidia-cudnn-cu13"}
+
+
+def test_a_long_list_of_turned_down_versions_is_shortened() -> None:
+    change = FrameworkChange("caffe2", "caffe2", None, "1.10.2", "1.12.1",
+                             ("2.8.0 needs CUDA", "2.7.1 needs CUDA", "2.7.0 needs CUDA"))
+    result = BumpResult("26.11", (change,), ())
+    assert describe(result) == ["caffe2 1.10.2 -> 1.12.1 (not newer: 2.8.0 needs CUDA; "
+                                "2.7.1 needs CUDA; 1 older versions turned down too)"]
