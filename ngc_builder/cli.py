@@ -12,6 +12,7 @@ from ngc_builder import __version__
 from ngc_builder.build.osbase import Strategy
 from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OFFLINE, OS_SOURCE, REGISTRY, ROOT
 from ngc_builder.cli_run import ci, release, validate
+from ngc_builder.commands.bump import BumpOptions, bump_command
 from ngc_builder.commands.catalog import CatalogOptions, catalog_command
 from ngc_builder.commands.check import CheckOptions, check_command
 from ngc_builder.commands.check_host import CheckHostOptions, check_host_command
@@ -175,6 +176,27 @@ def preflight(min_driver: str | None, manifest: Path | None, junit: Path | None,
     """T1 host preflight through NVML: driver, GPUs, ECC, remapped rows, clocks, processes."""
     options = PreflightOptions(min_driver, manifest, junit, as_json)
     sys.exit(guarded(lambda: preflight_command(options), options.as_json))
+
+
+@main.command()
+@MANIFEST
+@click.option("--to", "to", required=True, metavar="YY.MM", help="The new release's id.")
+@click.option("--report", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also write the proposal in Markdown here (a merge request's description).")
+@click.option("--force", is_flag=True, help="Replace an existing YY.MM.yaml.")
+@click.option("--no-lock", "no_lock", is_flag=True,
+              help="Write the manifest only (`lock` it later).")
+@JSON
+def bump(manifest: Path, to: str, report: Path | None, force: bool, no_lock: bool,
+         as_json: bool) -> None:
+    """Propose release YY.MM from MANIFEST and what the index holds today: each framework at
+    its newest version that fits its row (track:, Python, CUDA major), each CUDA stack
+    re-pinned to versions every framework on it accepts; then lock it. Exit 1 when a stack
+    cannot be satisfied (the conflicting requirements named), nothing written."""
+    options = BumpOptions(manifest, to, report, force, not no_lock, as_json)
+    sys.exit(guarded(lambda: bump_command(
+        options, lambda path, moved: lock_command(LockOptions(path, only=tuple(moved)))),
+        options.as_json))
 
 
 @main.command("check-host", short_help="Will image REF run on this machine? (no layer pulled)")

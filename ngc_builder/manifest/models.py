@@ -133,6 +133,21 @@ TagName = Annotated[
 ]
 
 
+def track_specifier(text: str) -> SpecifierSet | None:
+    """What a row's `track:` admits: None for `latest` (any version); a bare version or
+    wildcard (`2.15.*`, `2.15.1`) is an `==`; anything else is a PEP 440 specifier (`~=2.15`)."""
+    if text == "latest":
+        return None
+    return SpecifierSet(f"=={text}" if text[:1].isdigit() else text)
+
+
+# `latest`, `2.15.*`, `~=2.15`, `>=2.15,<2.17`: which versions the monthly bump may move to.
+Track = Annotated[str, AfterValidator(_pattern("track", re.compile(r"[A-Za-z0-9.*=<>!~, ]+"),
+                                               "like latest, 2.15.* or ~=2.15")),
+                  AfterValidator(_parses(track_specifier, InvalidSpecifier,
+                                         "'latest' or a version range like '2.15.*'"))]
+
+
 SizeText = Annotated[str, AfterValidator(_parses(parse_size, ValueError, "a size like '6.3 GB'"))]
 
 
@@ -179,6 +194,9 @@ class ImageEntry(Strict):
     gpu_targets: list[ComputeCapability] | None = Field(default=None, min_length=1)
     # The image fails if it grows past 1.2 x this ("6.3 GB", "900 MiB").
     size_baseline: SizeText | None = None
+    # Which framework versions the monthly bump may choose (ngc_builder/bump/track.py);
+    # left out: the newest (`latest`).
+    track: Track | None = None
 
     @property
     def image_name(self) -> str:

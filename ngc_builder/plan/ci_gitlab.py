@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ngc_builder.plan.ci_bump import gitlab_job
 from ngc_builder.plan.ci_common import (
     CHECKS,
     PUBLISH,
@@ -37,7 +38,9 @@ from ngc_builder.plan.dag import ImageSpec
 PREFIX = "ngc:"
 FILE_NAME = "monthly-release.gitlab-ci.yml"
 MERGE_REQUEST = '$CI_PIPELINE_SOURCE == "merge_request_event"'
-RELEASE_SOURCES = ['$CI_PIPELINE_SOURCE == "schedule"', '$CI_PIPELINE_SOURCE == "web"']
+# The bump's own schedule (NGC_BUMP=1, ci_bump.py) starts the bump job only.
+RELEASE_SOURCES = ['$CI_PIPELINE_SOURCE == "schedule" && $NGC_BUMP != "1"',
+                   '$CI_PIPELINE_SOURCE == "web"']
 # A job-private Docker config, removed when the job ends, so the login never outlives it on
 # a shell runner.
 PRIVATE_DOCKER_CONFIG = "$CI_PROJECT_DIR/.docker-config"
@@ -104,5 +107,6 @@ def include_file(ctx: CiContext, path: str) -> str:
     jobs.update({gpu_job_id(spec.name): _gpu_job(ctx, spec) for spec in gpu_images(ctx.plan)})
     validations = [job for job in jobs if job != CHECKS]
     jobs[PUBLISH] = _publish_job(ctx, validations)
+    jobs["bump"] = gitlab_job(ctx)
     note = f"Named by the project's .gitlab-ci.yml in one line: include: {path}"
     return header(ctx.manifest, note) + dump({name(job): body for job, body in jobs.items()})

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.manifest.site import CiSite
+from ngc_builder.plan.ci_bump import github_workflow
 from ngc_builder.plan.ci_common import CiContext, dump, header
 from ngc_builder.plan.ci_github import workflow
 from ngc_builder.plan.ci_gitlab import FILE_NAME, include_file
 from ngc_builder.plan.dag import ReleasePlan
 
 GITHUB_FILE = Path(".github") / "workflows" / "monthly-release.yml"
+BUMP_FILE = Path(".github") / "workflows" / "monthly-bump.yml"
 GITLAB_FILE = Path(".gitlab") / "ci" / FILE_NAME
 ACTIONLINT_FILE = Path(".github") / "actionlint.yaml"
 
@@ -46,6 +48,7 @@ def pipelines(plan: ReleasePlan, manifest: str, site: CiSite) -> list[Pipeline]:
     """`manifest` as the jobs name it: relative to the project root, where they run."""
     ctx = CiContext(plan, manifest, site)
     return [Pipeline(GITHUB_FILE, workflow(ctx)),
+            Pipeline(BUMP_FILE, github_workflow(ctx)),
             Pipeline(ACTIONLINT_FILE, actionlint_config(ctx)),
             Pipeline(GITLAB_FILE, include_file(ctx, GITLAB_FILE.as_posix()))]
 

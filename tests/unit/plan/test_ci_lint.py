@@ -14,7 +14,13 @@ import pytest
 
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.site import CiSite, load_site
-from ngc_builder.plan.ci_jobs import ACTIONLINT_FILE, GITHUB_FILE, GITLAB_FILE, pipelines
+from ngc_builder.plan.ci_jobs import (
+    ACTIONLINT_FILE,
+    BUMP_FILE,
+    GITHUB_FILE,
+    GITLAB_FILE,
+    pipelines,
+)
 from ngc_builder.plan.dag import plan_release
 from tests.conftest import REPO
 
@@ -52,6 +58,7 @@ def tool(name: str) -> str:
 
 
 @pytest.mark.parametrize(("schema", "path"), [("vendor.github-workflows", GITHUB_FILE),
+                                              ("vendor.github-workflows", BUMP_FILE),
                                               ("vendor.gitlab-ci", GITLAB_FILE)])
 def test_the_services_schemas_accept_the_pipelines(written: Path, schema: str,
                                                    path: Path) -> None:
@@ -71,5 +78,5 @@ def test_actionlint_finds_nothing(written: Path) -> None:
         warnings.warn("shellcheck is not on PATH: actionlint checked the workflow without "
                       "checking its run: scripts", stacklevel=1)
     result = run([tool("actionlint"), "-no-color", "-config-file", str(ACTIONLINT_FILE),
-                  str(GITHUB_FILE)], written)
+                  str(GITHUB_FILE), str(BUMP_FILE)], written)
     assert (result.returncode, result.stdout + result.stderr) == (0, "")
