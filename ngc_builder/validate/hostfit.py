@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ngc_builder.plan.dag import LABEL_PREFIX
+from ngc_builder.runner.core import MIN_SHM_BYTES
 from ngc_builder.services.remote_image import RemoteImage
 from ngc_builder.validate.hostfacts import Gpu, HostFacts
 
@@ -21,7 +22,8 @@ MIN_DRIVER = f"{LABEL_PREFIX}.min-driver"
 CUDA = f"{LABEL_PREFIX}.cuda"
 GPU_TARGETS = f"{LABEL_PREFIX}.gpu-targets"
 MiB, GiB = 1 << 20, 1 << 30
-SHM_ADVISED = GiB  # PyTorch DataLoader workers and NCCL's shared-memory transport want more
+# The runner's os.shm floor: DataLoader workers and NCCL's shared-memory transport want more.
+SHM_ADVISED = MIN_SHM_BYTES
 DOCKER_SHM = 64 * MiB  # what a container's /dev/shm is unless told otherwise
 TARGET_RE = re.compile(r"(\d+)\.(\d+)([af]?)")
 TOOLKIT_HINT = ("install the NVIDIA container toolkit and run "

@@ -99,10 +99,17 @@ def run_runner(
 ) -> tuple[str, str, int]:
     requests = ([docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
                 if gpu_mode == "required" else [])
-    container = engine.containers.create(
-        ref, RUNNER_COMMAND, environment=environment or {"NGC_GPU": gpu_mode},
-        device_requests=requests, shm_size=SHM_SIZE, user=RUN_AS_USER, read_only=True,
-        tmpfs=TMPFS, **NO_NETWORK)
+    return run_unprivileged(engine, ref, RUNNER_COMMAND, timeout,
+                            environment=environment or {"NGC_GPU": gpu_mode},
+                            device_requests=requests, shm_size=SHM_SIZE)
+
+
+def run_unprivileged(engine: Engine, ref: str, command: list[str], timeout: int,
+                     **options: Any) -> tuple[str, str, int]:
+    """`command` in `ref` as validation starts images (RUN_AS_USER, read-only root, no
+    network); its stdout, stderr and exit status. The container is always removed."""
+    container = engine.containers.create(ref, command, user=RUN_AS_USER, read_only=True,
+                                         tmpfs=TMPFS, **NO_NETWORK, **options)
     try:
         container.start()
         status = int(container.wait(timeout=timeout).get("StatusCode", -1))
@@ -122,15 +129,7 @@ ENTRY_STATUS = 7
 
 def check_entrypoint(engine: Engine, ref: str) -> CheckResult:
     """T0: the image's entrypoint prints its banner on stderr and runs the command unchanged."""
-    container = engine.containers.create(ref, ENTRY_PROBE, user=RUN_AS_USER, read_only=True,
-                                         tmpfs=TMPFS, **NO_NETWORK)
-    try:
-        container.start()
-        status = int(container.wait(timeout=120).get("StatusCode", -1))
-        stdout = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
-        stderr = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
-    finally:
-        container.remove(force=True)
+    stdout, stderr, status = run_unprivileged(engine, ref, ENTRY_PROBE, 120)
     evidence = {"command": ENTRY_PROBE, "status": status, "stdout": stdout[-300:],
                 "banner": stderr[-1500:]}
     problems = entrypoint_problems(status, stdout, stderr)
