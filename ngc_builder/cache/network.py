@@ -7,6 +7,7 @@ on it can reach. Either way the build sees the cache as `ngc-cache` (extra_hosts
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +56,23 @@ def _ensure_internal(engine: Engine, name: str) -> None:
 
 
 def _gateway(info: dict[str, Any]) -> str | None:
-    for config in (info.get("IPAM") or {}).get("Config") or []:
+    """The network's gateway; when the engine does not report one (dockerd started on a
+    `docker0` that already had its address reports only the subnet), the subnet's first
+    address, which is where Docker's default IPAM puts the gateway."""
+    configs = (info.get("IPAM") or {}).get("Config") or []
+    for config in configs:
         if config.get("Gateway"):
             return str(config["Gateway"])
+    for config in configs:
+        subnet = _ipv4_subnet(config.get("Subnet"))
+        if subnet is not None and subnet.num_addresses > 2:
+            return str(subnet.network_address + 1)
     return None
+
+
+def _ipv4_subnet(text: object) -> ipaddress.IPv4Network | None:
+    try:
+        subnet = ipaddress.ip_network(str(text), strict=False)
+    except ValueError:
+        return None
+    return subnet if isinstance(subnet, ipaddress.IPv4Network) else None

@@ -100,9 +100,13 @@ def gpu_commands(ctx: CiContext, spec: ImageSpec) -> list[str]:
 
 
 def gpu_cleanup(ctx: CiContext) -> str:
-    # GPU runners are not build hosts: keep a month's framework images from filling them.
-    label = f"org.ngc-builder.release={ctx.plan.release}"
-    return (f'docker image ls -q --filter "label={label}" | xargs -r docker image rm -f '
+    """GPU runners are not build hosts: keep a month's images from filling them. Framework
+    images carry the release label; the shared layers (named by their image label) carry no
+    release, since a later release tags the same digest."""
+    labels = [f"org.ngc-builder.release={ctx.plan.release}",
+              *(f"org.ngc-builder.image={spec.name}" for spec in ctx.plan.images if spec.shared)]
+    return (f'for label in {" ".join(labels)}; do docker image ls -q --filter "label=$label"; '
+            "done | sort -u | xargs -r docker image rm -f "
             "|| true")  # an image still in use is not the job's failure
 
 

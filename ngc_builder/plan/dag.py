@@ -34,9 +34,24 @@ class ImageSpec:
         """NGC style: <YY.MM>-py3."""
         return f"{self.release}-py3"
 
+    @property
+    def shared(self) -> bool:
+        """A base or CUDA layer: nothing in it names the release, so a later release whose
+        inputs below the frameworks did not move has the same key and tags the same digest."""
+        return self.kind != "framework"
+
+    @property
+    def version(self) -> str:
+        """What the image is a version of: the release for a framework image, the OS or CUDA
+        version for a shared layer (its `org.opencontainers.image.version`)."""
+        return self.labels.get("org.opencontainers.image.version", self.tag)
+
     def local_ref(self, render_digest: str) -> str:
         """Where the engine keeps a candidate before it has passed validation: the tag
-        carries the render digest, so two releases never overwrite each other's parents."""
+        carries the render digest, so two releases never overwrite each other's parents. A
+        shared layer's tag names no release: its children's Dockerfiles name it in FROM."""
+        if self.shared:
+            return f"{LOCAL_NAMESPACE}/{self.name}:layer-{render_digest[:12]}"
         return f"{LOCAL_NAMESPACE}/{self.name}:{self.tag}-{render_digest[:12]}"
 
     def remote_repository(self, registry: Registry) -> str:
@@ -102,12 +117,12 @@ def _used_bases(loaded: LoadedRelease) -> list[str]:
     return [default, *sorted(names - {default})]
 
 
-def _common_labels(loaded: LoadedRelease, name: str, base: BaseImage) -> dict[str, str]:
-    release = loaded.release.release
+def _common_labels(name: str, base: BaseImage, version: str) -> dict[str, str]:
+    """Labels every image carries. The release id is only in a framework image's: a shared
+    layer is the same image in every release that does not change what is below it."""
     return {
         "org.opencontainers.image.title": f"ngc-builder {name}",
-        "org.opencontainers.image.version": f"{release}-py3",
-        f"{LABEL_PREFIX}.release": release,
+        "org.opencontainers.image.version": version,
         f"{LABEL_PREFIX}.image": name,
         f"{LABEL_PREFIX}.os": base.name,
         f"{LABEL_PREFIX}.python": base.python,
@@ -126,14 +141,15 @@ def stack_labels(stack_name: str, stack: CudaStack) -> dict[str, str]:
 
 def _base_spec(loaded: LoadedRelease, base_name: str) -> ImageSpec:
     name = base_image_name(loaded, base_name)
-    labels = _common_labels(loaded, name, loaded.bases[base_name])
+    base = loaded.bases[base_name]
+    labels = _common_labels(name, base, f"{base.os}-{base.os_version}")
     return ImageSpec(name, "base", None, loaded.release.release, base_name, labels)
 
 
 def _cuda_spec(loaded: LoadedRelease, stack_name: str, stack: CudaStack) -> ImageSpec:
     name = f"cuda-{stack_name}"
     base_name = base_name_of_stack(loaded.release, stack_name)
-    labels = {**_common_labels(loaded, name, loaded.bases[base_name]),
+    labels = {**_common_labels(name, loaded.bases[base_name], stack.cuda),
               **stack_labels(stack_name, stack)}
     return ImageSpec(name, "cuda", base_image_name(loaded, base_name), loaded.release.release,
                      base_name, labels, stack_name)
@@ -143,9 +159,11 @@ def _framework_spec(loaded: LoadedRelease, entry: ImageEntry) -> ImageSpec:
     name = entry.image_name
     framework = loaded.frameworks[entry.framework].spec
     base_name = base_name_of_image(loaded.release, entry)
+    release = loaded.release.release
     labels = {
-        **_common_labels(loaded, name, loaded.bases[base_name]),
-        "org.opencontainers.image.title": f"{framework.title} {loaded.release.release}",
+        **_common_labels(name, loaded.bases[base_name], f"{release}-py3"),
+        "org.opencontainers.image.title": f"{framework.title} {release}",
+        f"{LABEL_PREFIX}.release": release,
         f"{LABEL_PREFIX}.framework": framework.name,
         f"{LABEL_PREFIX}.framework.version": entry.version,
         f"{LABEL_PREFIX}.gpu-targets": ",".join(loaded.release.targets_of(entry)),
@@ -155,5 +173,4 @@ def _framework_spec(loaded: LoadedRelease, entry: ImageEntry) -> ImageSpec:
     else:
         parent = f"cuda-{entry.stack}"
         labels.update(stack_labels(entry.stack, loaded.release.cuda_stacks[entry.stack]))
-    return ImageSpec(name, "framework", parent, loaded.release.release, base_name,
-                     labels, entry.stack, entry)
+    return ImageSpec(name, "framework", parent, release, base_name, labels, entry.stack, entry)

@@ -108,7 +108,7 @@ def image_sbom(name: str, plan: ReleasePlan, lock: ReleaseLock, digest: str,
         "metadata": {
             "tools": {"components": [{"type": "application", "name": "ngc-builder"}]},
             "component": {"type": "container", "bom-ref": purl, "name": name,
-                          "version": plan.get(name).tag, "purl": purl}},
+                          "version": plan.get(name).version, "purl": purl}},
         "components": components,
         "dependencies": [{"ref": purl, "dependsOn": [c["bom-ref"] for c in components]}],
     }

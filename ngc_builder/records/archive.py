@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -14,10 +15,13 @@ from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.lock.models import lock_path
 from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.plan.dag import LABEL_PREFIX
 from ngc_builder.records.record import ReleaseRecord
 
 DEFAULT_DIR = Path("archive")
 MANIFEST_NAME = "manifest.yaml"
+RELEASE_LABEL = f"{LABEL_PREFIX}.release"
+REVISION_LABEL = "org.opencontainers.image.revision"
 
 
 class ArchivedImage(BaseModel):
@@ -66,14 +70,23 @@ def write(archive: Path, manifest: Path, record: ReleaseRecord) -> Path:
                                      labels=image.labels)
         if image.build.packages and Path(image.build.packages).is_file():
             shutil.copyfile(image.build.packages, target / "packages" / f"{name}.json")
-    revisions = {i.labels.get("org.opencontainers.image.revision") for i in images.values()}
     archived = ArchivedRelease(release=record.release, registry=record.registry,
-                               revision=next(iter(revisions - {None}), None), images=images,
+                               revision=release_revision(images, record.release), images=images,
                                rebuilds=previous.rebuilds if previous else [],
                                package_checks=previous.package_checks if previous else [])
     write_atomic(target / "release.json", archived.model_dump_json(indent=2) + "\n")
     keep_record(target / RECORD_DIR, record)
     return target
+
+
+def release_revision(images: dict[str, ArchivedImage], release: str) -> str | None:
+    """The project revision this release was built from: its framework images' (the shared
+    layers may have been built by an earlier release, from an earlier revision); the most
+    frequent one when a rerun after a commit built some of them."""
+    found = [image.labels.get(REVISION_LABEL) for image in images.values()
+             if image.labels.get(RELEASE_LABEL) == release]
+    counted = Counter(revision for revision in found if revision)
+    return max(sorted(counted), key=counted.__getitem__, default=None)
 
 
 def keep_record(folder: Path, record: ReleaseRecord) -> None:

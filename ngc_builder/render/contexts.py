@@ -167,7 +167,8 @@ def _render_base(
     loaded: LoadedRelease, locked: ImageLock,
 ) -> RenderedImage:
     files = runner_files()
-    files["expect/00-base.json"] = _json({"image": spec.name, "release": loaded.release.release,
+    # No release here: the base is shared by every release that does not change it.
+    files["expect/00-base.json"] = _json({"image": spec.name,
                                           "python": loaded.bases[spec.base].python})
     requested = list(loaded.bases[spec.base].apt_packages)
     text = env.get_template("base.Dockerfile.j2").render(
@@ -203,7 +204,8 @@ def _render_framework(
     entry = spec.entry
     framework = loaded.frameworks[entry.framework]
     requirements = "".join(f"{line}\n" for line in image_requirements(loaded, entry))
-    expect = {"image": spec.name, "framework": framework.spec.name, "version": entry.version,
+    expect = {"image": spec.name, "release": loaded.release.release,
+              "framework": framework.spec.name, "version": entry.version,
               "title": framework.spec.title, "tools": dict(sorted(entry.tools.items())),
               "probe": framework.spec.name, "distribution": framework.spec.distribution,
               "import_name": framework.spec.import_name,

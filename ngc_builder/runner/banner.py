@@ -52,7 +52,10 @@ def banner_lines(expect: dict[str, Any], driver: str | None, shm: int | None) ->
 
 
 def identity(expect: dict[str, Any]) -> str:
-    parts = [f"ngc-builder release {expect.get('release', '?')}"]
+    # A shared layer (base, CUDA) names no release: it is the same image in several.
+    release = expect.get("release")
+    parts = [f"ngc-builder release {release}" if release else
+             f"ngc-builder {expect.get('image', 'image')}"]
     if expect.get("framework"):
         parts.append(f"{expect.get('title') or expect['framework']} {expect.get('version', '?')}")
     parts.append(f"Python {expect.get('python', '?')}")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ngc_builder.lock.models import dump_lock, load_lock, lock_path
 from ngc_builder.publish.sbom import check_sbom, sbom_tag
 from ngc_builder.services.registry import parse_registry
 from tests.integration.conftest import ReleaseRun, cli
@@ -135,3 +136,33 @@ def test_registry_down_makes_the_push_fail_loudly(ci_release: ReleaseRun, tmp_pa
     assert base["push"]["status"] == "failed"
     assert "127.0.0.1:5999" in base["push"]["error"]
     assert "base: push:" in done.stderr
+
+
+def test_the_next_release_tags_the_same_base_and_cuda_digests(ci_release: ReleaseRun) -> None:
+    """A month later nothing below the frameworks moved: `plan` says the shared layers are
+    only promoted, and the release tags their published digests instead of rebuilding them."""
+    manifest = ci_release.manifest.with_name("ci-next.yaml")
+    manifest.write_text(ci_release.manifest.read_text().replace('release: "26.11"',
+                                                                'release: "26.12"'))
+    lock = load_lock(lock_path(ci_release.manifest))
+    assert lock is not None
+    lock_path(manifest).write_text(dump_lock(lock.model_copy(update={"release": "26.12"})))
+    common = ("--registry", ci_release.registry, "--build-dir", str(ci_release.build_dir))
+    planned = cli("plan", str(manifest), *common, "--json")
+    assert planned.returncode == 0, planned.stderr[-2000:]
+    decisions = {d["image"]: d for d in json.loads(planned.stdout)["images"]}
+    for shared in ("base", "cuda-mini"):
+        assert (decisions[shared]["build"], decisions[shared]["push"]) == ("skip", "promote")
+    assert decisions["jax"]["build"] == "build"
+    done = cli("release", str(manifest), *common, "--only", "jax", "--json", "--quiet")
+    assert done.returncode == 0, done.stderr[-2000:]
+    images, before = json.loads(done.stdout)["images"], ci_release.record["images"]
+    registry = parse_registry(ci_release.registry)
+    for shared in ("base", "cuda-mini"):
+        digest = before[shared]["push"]["digest"]
+        assert images[shared]["push"]["digest"] == digest and images[shared]["build"]["reused"]
+        assert registry.manifest_digest(shared, "26.12-py3") == digest
+        assert registry.manifest_digest(shared, TAG) == digest
+    assert not images["jax"]["build"]["reused"]
+    assert images["jax"]["push"]["digest"] != before["jax"]["push"]["digest"]
+    assert registry.manifest_digest("jax", "26.12-py3") == images["jax"]["push"]["digest"]

@@ -33,3 +33,15 @@ def test_a_network_of_that_name_with_a_route_out_is_refused() -> None:
     client.api.internal = False
     with pytest.raises(StepError, match="exists but is not internal"):
         build_network(client, offline=True)
+
+
+def test_a_bridge_reporting_only_its_subnet_has_its_first_address_as_gateway() -> None:
+    # What dockerd reports for `bridge` when docker0 had its address before it started.
+    client = FakeClient(FakeEngine())
+    client.api.inspect_network = lambda name: {  # type: ignore[method-assign,assignment]
+        "Name": name, "IPAM": {"Config": [{"Subnet": "172.18.0.0/16"}]}}
+    assert build_network(client, offline=False).cache_address == "172.18.0.1"
+    client.api.inspect_network = lambda name: {  # type: ignore[method-assign,assignment]
+        "Name": name, "IPAM": {"Config": [{"Subnet": "fd00::/64"}]}}
+    with pytest.raises(StepError, match="has no gateway address"):
+        build_network(client, offline=False)

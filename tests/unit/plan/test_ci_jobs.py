@@ -4,6 +4,7 @@ least privilege, GPU jobs on GPU runners, one last job after every other."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -229,3 +230,23 @@ def test_the_command_writes_into_the_project_root_and_checks(
     (root / GITHUB_FILE).write_text("jobs: {}\n", encoding="utf-8")
     assert ci_command(CiOptions(manifest, check=True)) == 1
     assert f"{root / GITHUB_FILE}: stale" in capsys.readouterr().err
+
+
+def test_gpu_jobs_remove_the_images_they_pulled_shared_layers_too(tmp_path: Path) -> None:
+    """The cleanup step run by a real shell against a `docker` that lists images by label:
+    this release's framework images and the shared layers (which name no release) go, another
+    release's framework image stays."""
+    held = {"org.ngc-builder.release=26.11": "f1", "org.ngc-builder.release=26.10": "old",
+            "org.ngc-builder.image=cuda-cu13": "c13", "org.ngc-builder.image=base": "b"}
+    cases = "\n".join(f'  "label={label}") echo {image} ;;' for label, image in held.items())
+    docker = tmp_path / "docker"
+    docker.write_text(f'#!/bin/sh\nif [ "$2" = ls ]; then case "$5" in\n{cases}\n  esac\n'
+                      f'else echo "$@" >> {tmp_path}/removed; fi\n')
+    docker.chmod(0o755)
+    cleanup = next(step["run"] for _, step in steps(github_jobs(the_release()))
+                   if step.get("name") == "Remove the pulled images")
+    done = subprocess.run(["bash", "-c", cleanup], env={"PATH": f"{tmp_path}:/usr/bin:/bin"},
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    removed = (tmp_path / "removed").read_text().split()
+    assert removed[:3] == ["image", "rm", "-f"] and sorted(removed[3:]) == ["b", "c13", "f1"]

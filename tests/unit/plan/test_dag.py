@@ -106,12 +106,20 @@ def test_base_and_cuda_labels(loaded: LoadedRelease) -> None:
     assert cuda[f"{LABEL_PREFIX}.cuda"] == "13.2"
     assert cuda[f"{LABEL_PREFIX}.nccl"] == "2.30.7"
     assert f"{LABEL_PREFIX}.framework" not in cuda
+    # Shared layers name no release (a later release tags the same digest): their version is
+    # what they package.
+    assert f"{LABEL_PREFIX}.release" not in base and f"{LABEL_PREFIX}.release" not in cuda
+    assert base["org.opencontainers.image.version"] == "debian-13"
+    assert cuda["org.opencontainers.image.version"] == "13.2"
+    assert plan.get("jax").labels[f"{LABEL_PREFIX}.release"] == "26.11"
 
 
 def test_local_ref_embeds_the_first_12_digest_chars(loaded: LoadedRelease) -> None:
     jax = plan_release(loaded).get("jax")
     assert jax.local_ref(DIGEST) == "ngc-local/jax:26.11-py3-0123456789ab"
     assert jax.local_ref("f" * 64) != jax.local_ref(DIGEST)
+    assert plan_release(loaded).get("cuda-cu13").local_ref(DIGEST) == \
+        "ngc-local/cuda-cu13:layer-0123456789ab"
 
 
 def test_named_variant_image_and_unused_stacks(write_release: WriteRelease) -> None:

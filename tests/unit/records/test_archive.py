@@ -33,15 +33,21 @@ OLD = "sha256:" + "aa" * 32
 NEW = "sha256:" + "bb" * 32
 THIRD = "sha256:" + "cc" * 32
 REVISION = "0123456789abcdef0123456789abcdef01234567"
+EARLIER = "fedcba9876543210fedcba9876543210fedcba98"
 REVISION_LABEL = "org.opencontainers.image.revision"
+RELEASE_LABEL = "org.ngc-builder.release"
 AT = "2026-12-01T10:00:00Z"
 
 
 def published(digests: dict[str, str | None], status: StepStatus = "ok") -> ReleaseRecord:
-    """A 26.11 record whose images were pushed with these digests."""
+    """A 26.11 record whose images were pushed with these digests; its shared layers (no
+    release label) were built by an earlier release from an earlier revision."""
     record = ReleaseRecord(release="26.11", registry="localhost:5000", manifest="26.11.yaml")
     for name, digest in digests.items():
-        image = ImageRecord(name=name, kind="framework", labels={REVISION_LABEL: REVISION})
+        shared = name == "base" or name.startswith("cuda-")
+        labels = {REVISION_LABEL: EARLIER} if shared else \
+            {REVISION_LABEL: REVISION, RELEASE_LABEL: "26.11"}
+        image = ImageRecord(name=name, kind="framework", labels=labels)
         image.build.key = f"key-{name}"
         image.push.status, image.push.digest = status, digest
         record.images[name] = image
@@ -310,3 +316,15 @@ def test_a_rebuild_that_installs_other_packages_fails_naming_them(
     assert "DIFFERENT" in out and "- **pytorch** (pip): changed numpy 2.3.5 -> 2.3.6" in out
     [check] = release_json(root)["package_checks"]
     assert check["differences"] == ["- **pytorch** (pip): changed numpy 2.3.5 -> 2.3.6"]
+
+
+def test_the_revision_is_the_framework_images_not_a_shared_layer_built_earlier() -> None:
+    def image(revision: str, release: str | None) -> archive.ArchivedImage:
+        labels = {REVISION_LABEL: revision, **({RELEASE_LABEL: release} if release else {})}
+        return archive.ArchivedImage(labels=labels)
+
+    images = {"base": image(EARLIER, None), "cuda-cu13": image(EARLIER, None),
+              "pytorch": image(REVISION, "26.11"), "jax": image(REVISION, "26.11"),
+              "mxnet": image(EARLIER, "26.11")}  # a rerun after a commit built the others
+    assert archive.release_revision(images, "26.11") == REVISION
+    assert archive.release_revision({"base": image(EARLIER, None)}, "26.11") is None

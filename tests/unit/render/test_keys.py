@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.commands.prepare import prepare
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.render.contexts import RenderedImage, render_release
 from ngc_builder.render.keys import changes, image_key, release_keys
-from tests.conftest import WriteRelease
+from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.locks import fake_lock
 
@@ -82,3 +83,35 @@ def test_the_from_line_alone_is_not_reported_as_a_dockerfile_change(
     assert moved.dockerfile != jax.dockerfile
     reasons = changes(image_key(jax, "p1").inputs(), image_key(moved, "p2"), "cuda-cu13")
     assert reasons == ["parent cuda-cu13 changed"]
+
+
+def _keys_of(manifest: Path) -> dict[str, str]:
+    prepared = prepare(manifest, None, stack_check=False)
+    keys = release_keys(prepared.loaded, prepared.plan, prepared.rendered_by_name(),
+                        prepared.lock)
+    return {name: key.key for name, key in keys.items()}
+
+
+def test_the_next_release_keeps_the_shared_layers_keys(write_release: WriteRelease) -> None:
+    def keys(text: str) -> dict[str, str]:
+        loaded = load_release(write_release(text))
+        plan = plan_release(loaded)
+        rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
+        return {name: key.key for name, key in release_keys(loaded, plan, rendered).items()}
+
+    before = keys(GOOD_RELEASE)
+    after = keys(GOOD_RELEASE.replace('release: "26.11"', 'release: "26.12"'))
+    assert after["base"] == before["base"] and after["cuda-cu13"] == before["cuda-cu13"]
+    assert after["jax"] != before["jax"]  # a framework image names its release
+
+
+def test_the_bumped_26_12_reuses_every_base_and_stack_of_26_11() -> None:
+    # The committed bump moved jax and pytensor only: no OS base, no CUDA wheel.
+    before = _keys_of(REPO / "releases" / "26.11.yaml")
+    after = _keys_of(REPO / "releases" / "26.12.yaml")
+    shared = sorted(name for name in before
+                    if name == "base" or name.startswith(("base-", "cuda-")))
+    assert shared == ["base", "base-debian-bookworm", "base-debian-bullseye", "cuda-cu11",
+                      "cuda-cu12", "cuda-cu13"]
+    assert {name: after[name] for name in shared} == {name: before[name] for name in shared}
+    assert all(after[name] != before[name] for name in before.keys() - set(shared))

@@ -33,8 +33,12 @@ def test_an_old_driver_is_named_against_the_minimum_and_a_good_one_quietly() -> 
     old = banner_lines(GPU_IMAGE, "575.51.03", 8 << 30)
     assert "driver 575.51.03 is older than this image's minimum 580" in old[3]
     assert banner_lines(GPU_IMAGE, "580.95.05", 8 << 30)[3:] == ["NVIDIA driver 580.95.05", ""]
-    cpu = banner_lines({"image": "base", "release": "26.11", "python": "3.13"}, None, 8 << 30)
-    assert cpu == ["== base ==", "ngc-builder release 26.11, Python 3.13", ""]
+    cpu = banner_lines({"image": "mxnet-cpu", "release": "26.11", "python": "3.13"}, None,
+                       8 << 30)
+    assert cpu == ["== mxnet-cpu ==", "ngc-builder release 26.11, Python 3.13", ""]
+    # A shared layer started on its own names no release: several releases tag it.
+    base = banner_lines({"image": "base", "python": "3.13"}, None, 8 << 30)
+    assert base == ["== base ==", "ngc-builder base, Python 3.13", ""]
 
 
 def test_the_driver_version_is_read_from_procfs(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-# Rendered by ngc-builder from templates/base.Dockerfile.j2 (release 26.11): do not edit.
+# Rendered by ngc-builder from templates/base.Dockerfile.j2: do not edit.
 # Layer 1: debian-bookworm with its Python 3.11 in a venv and the validation
 # runner; everything above inherits these. Debian packages are the lock's, from the build's
 # package cache; the image keeps its distro's own trust store and apt sources.

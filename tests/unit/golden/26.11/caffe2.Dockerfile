@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/caffe2/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: Caffe2 1.10.2 on debian-bullseye, with no CUDA stack.
-FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
+FROM ngc-local/base-debian-bullseye:layer-<digest>
 
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/caffe2/
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/caffe2/requirements.lock \

@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/cntk/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: Microsoft Cognitive Toolkit 2.7 on debian-bullseye, with no CUDA stack.
-FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
+FROM ngc-local/base-debian-bullseye:layer-<digest>
 
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/cntk-cpu/
 RUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/cntk-cpu/requirements.lock

@@ -1,7 +1,7 @@
-# Rendered by ngc-builder from templates/cuda.Dockerfile.j2 (release 26.11): do not edit.
+# Rendered by ngc-builder from templates/cuda.Dockerfile.j2: do not edit.
 # Layer 2: CUDA stack cu12 (CUDA 12.9) from NVIDIA's PyPI wheels, installed
 # once here and shared by every framework image built on it.
-FROM ngc-local/base:26.11-py3-<digest>
+FROM ngc-local/base:layer-<digest>
 
 COPY stack/ /opt/ngc/stack/
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/stack/requirements.lock \

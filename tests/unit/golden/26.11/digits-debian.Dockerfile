@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/digits/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: DIGITS 6.1.1 on debian-bullseye, with no CUDA stack.
-FROM ngc-local/base-debian-bullseye:26.11-py3-<digest>
+FROM ngc-local/base-debian-bullseye:layer-<digest>
 
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/digits-debian/
 

@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/lua-torch/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: Torch (Lua) 7.0 on debian-trixie, with no CUDA stack.
-FROM ngc-local/base:26.11-py3-<digest>
+FROM ngc-local/base:layer-<digest>
 
 RUN set -e; \
     d="$(mktemp -d)"; \

@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/mxnet/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: Apache MXNet 1.9.1 on debian-bookworm, with no CUDA stack.
-FROM ngc-local/base-debian-bookworm:26.11-py3-<digest>
+FROM ngc-local/base-debian-bookworm:layer-<digest>
 
 RUN set -e; \
     d="$(mktemp -d)"; \

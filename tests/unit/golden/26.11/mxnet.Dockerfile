@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/mxnet/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 3: Apache MXNet 1.9.1 on CUDA stack cu11.
-FROM ngc-local/cuda-cu11:26.11-py3-<digest>
+FROM ngc-local/cuda-cu11:layer-<digest>
 
 RUN set -e; \
     d="$(mktemp -d)"; \

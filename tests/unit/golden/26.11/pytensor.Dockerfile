@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/pytensor/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: PyTensor 3.3.7 on debian-trixie, with no CUDA stack.
-FROM ngc-local/base:26.11-py3-<digest>
+FROM ngc-local/base:layer-<digest>
 
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/pytensor/
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/pytensor/requirements.lock \

@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/pytorch/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 3: PyTorch 2.15.0 on CUDA stack cu13.
-FROM ngc-local/cuda-cu13:26.11-py3-<digest>
+FROM ngc-local/cuda-cu13:layer-<digest>
 
 RUN set -e; \
     d="$(mktemp -d)"; \

@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/tensorflow/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 3: TensorFlow 2.21.0 on CUDA stack cu12.
-FROM ngc-local/cuda-cu12:26.11-py3-<digest>
+FROM ngc-local/cuda-cu12:layer-<digest>
 
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/tensorflow/
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/tensorflow/requirements.lock \

@@ -1,7 +1,7 @@
 # Rendered by ngc-builder from templates/framework.Dockerfile.j2 and
 # frameworks/tensorrt/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 3: TensorRT 11.4.0.106 on CUDA stack cu13.
-FROM ngc-local/cuda-cu13:26.11-py3-<digest>
+FROM ngc-local/cuda-cu13:layer-<digest>
 
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/tensorrt-split/
 RUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/tensorrt-split/requirements.lock
