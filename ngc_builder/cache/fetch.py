@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
+from packaging.utils import canonicalize_name
 
 from ngc_builder.cache.store import HashMismatch, PackageCache
 from ngc_builder.errors import StepError
@@ -42,14 +43,33 @@ def fetch_wheels(cache: PackageCache, target: Target, packages: Iterable[PipPack
     if not missing:
         return Fetched(0, 0)
     sink(f"fetching {len(missing)} wheels for Python {target.python}")
+    kept = sum(_fetch_batch(cache, target, batch) for batch in one_version_each(missing))
+    return Fetched(len(missing), kept)
+
+
+def one_version_each(packages: list[PipPackage]) -> list[list[PipPackage]]:
+    """`packages` in batches naming each distribution once: two images of a release may lock
+    one package at two versions, and pip refuses a requirements file that asks for both."""
+    batches: list[list[PipPackage]] = []
+    for package in packages:
+        name = canonicalize_name(package.name)
+        free = next((b for b in batches if all(canonicalize_name(p.name) != name for p in b)),
+                    None)
+        if free is None:
+            batches.append(free := [])
+        free.append(package)
+    return batches
+
+
+def _fetch_batch(cache: PackageCache, target: Target, batch: list[PipPackage]) -> int:
     with tempfile.TemporaryDirectory(prefix="ngc-fetch-") as scratch:
         folder = Path(scratch)
         wanted = folder / "requirements.txt"
-        wanted.write_text("".join(f"{p.requirement()}\n" for p in missing))
+        wanted.write_text("".join(f"{p.requirement()}\n" for p in batch))
         done = _pip_download(folder, target, wanted)
         if done.returncode != 0:
             raise StepError("cache", "fetch wheels", pip_error(done.stderr))
-        return Fetched(len(missing), sum(_keep(cache, folder / "files", p) for p in missing))
+        return sum(_keep(cache, folder / "files", p) for p in batch)
 
 
 def _pip_download(folder: Path, target: Target,

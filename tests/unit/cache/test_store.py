@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.cache.fetch import one_version_each
 from ngc_builder.cache.index import write_simple_index
 from ngc_builder.cache.store import HashMismatch, PackageCache, default_root
 from ngc_builder.lock.models import PipPackage
@@ -60,3 +61,16 @@ def test_simple_index_links_each_file_with_its_hash(tmp_path: Path) -> None:
             f'#sha256={digest}"') in page
     assert page.count("<a ") == 2
     assert '<a href="six/">six</a>' in (cache.root / "simple" / "index.html").read_text()
+
+
+def test_wheels_are_fetched_in_batches_naming_each_package_once() -> None:
+    def wheel(name: str, version: str) -> PipPackage:
+        return PipPackage(name=name, version=version, file=f"{name}-{version}-py3-none-any.whl",
+                          sha256="0" * 64)
+
+    packages = [wheel("filelock", "4.2.11"), wheel("six", "1.17.0"),
+                wheel("filelock", "4.2.12"), wheel("filelock", "4.2.13")]
+    batches = one_version_each(packages)
+    assert [[f"{p.name}=={p.version}" for p in batch] for batch in batches] == [
+        ["filelock==4.2.11", "six==1.17.0"], ["filelock==4.2.12"], ["filelock==4.2.13"]]
+    assert one_version_each([]) == []
