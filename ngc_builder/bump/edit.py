@@ -26,9 +26,15 @@ def round_trip() -> YAML:
     return yaml
 
 
+# row -> field (extra_packages, tools) -> package -> new version
+PackageEdits = Mapping[int, Mapping[str, Mapping[str, str]]]
+
+
 def edited(text: str, release: str, versions: Mapping[int, str],
-           stacks: Mapping[str, Mapping[str, str]], cuda: Mapping[str, str]) -> str:
-    """`text` with the release id, image versions (by row), stack wheels and CUDA replaced."""
+           stacks: Mapping[str, Mapping[str, str]], cuda: Mapping[str, str],
+           packages: PackageEdits | None = None) -> str:
+    """`text` with the release id, image versions (by row), stack wheels, CUDA and the rows'
+    extra packages and tools replaced."""
     yaml = round_trip()
     data: Any = yaml.load(text)
     data["release"] = DoubleQuotedScalarString(release)
@@ -39,12 +45,17 @@ def edited(text: str, release: str, versions: Mapping[int, str],
             data["cuda_stacks"][name]["wheels"][wheel] = DoubleQuotedScalarString(version)
     for name, version in cuda.items():
         data["cuda_stacks"][name]["cuda"] = DoubleQuotedScalarString(version)
+    for row, fields in (packages or {}).items():
+        for kind, moved in fields.items():
+            for package, version in moved.items():
+                data["images"][row][kind][package] = DoubleQuotedScalarString(version)
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
 
 
 def write_edited(source: Path, target: Path, release: str, versions: Mapping[int, str],
-                 stacks: Mapping[str, Mapping[str, str]], cuda: Mapping[str, str]) -> None:
-    text = edited(source.read_text(encoding="utf-8"), release, versions, stacks, cuda)
+                 stacks: Mapping[str, Mapping[str, str]], cuda: Mapping[str, str],
+                 packages: PackageEdits | None = None) -> None:
+    text = edited(source.read_text(encoding="utf-8"), release, versions, stacks, cuda, packages)
     write_atomic(target, text)

@@ -3,7 +3,8 @@ re-pinned for the frameworks on it; a framework whose newest version makes its s
 unsatisfiable is held back, newest first, before the conflict is given up on.
 
 OS bases never move here (a new Debian is a decision, not a lookup). Rows marked
-expect_failure keep their version: the bump only says when a newer one exists.
+expect_failure keep their version: the bump only says when a newer one exists. Each row's
+extra packages and tools follow its framework (packages.py).
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import islice, product
 
 from ngc_builder.bump.index import VersionIndex
+from ngc_builder.bump.packages import PackageChange, bump_packages
 from ngc_builder.bump.repin import Ask, Conflict, StackPlan, repin
 from ngc_builder.bump.track import Candidate, Row, TrackChoice, choose, on_track
 from ngc_builder.errors import StepError
@@ -21,6 +24,7 @@ from ngc_builder.manifest.models import ImageEntry
 from ngc_builder.manifest.wheels import Fetcher, Target
 
 PARALLEL_ROWS = 4  # on a cold cache each examined version is a round trip to the index
+MAX_HOLD_ATTEMPTS = 256  # stack re-pins tried while holding rows back (each is cheap)
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class BumpResult:
     release: str
     frameworks: tuple[FrameworkChange, ...]
     stacks: tuple[StackPlan, ...]
+    packages: tuple[PackageChange, ...] = ()  # extra_packages and tools, row by row
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -79,7 +84,11 @@ def plan_bump(loaded: LoadedRelease, index: VersionIndex, fetch: Fetcher) -> Bum
     stacks = [_settle_stack(loaded, name, progress, index)
               for name in loaded.release.cuda_stacks]
     changes = [_change(rows[i], progress.get(i), index) for i in rows]
-    return BumpResult(loaded.release.release, tuple(changes), tuple(stacks))
+    kept = [i for i, image in enumerate(loaded.release.images) if image.expect_failure is None]
+    with ThreadPoolExecutor(max_workers=PARALLEL_ROWS) as pool:
+        packages = pool.map(lambda i: bump_packages(rows[i], changes[i].new, index, fetch), kept)
+        moved = tuple(change for row in packages for change in row)
+    return BumpResult(loaded.release.release, tuple(changes), tuple(stacks), moved)
 
 
 def _row(loaded: LoadedRelease, image: ImageEntry) -> Row:
@@ -118,21 +127,34 @@ def _asks(rows: dict[int, _Progress]) -> list[Ask]:
 
 def _hold_back(rows: dict[int, _Progress], plan: StackPlan,
                attempt: Callable[[], StackPlan]) -> StackPlan:
-    """Step one conflicting row back at a time, newest first, until the stack fits; the rows
-    are tried in the order the conflicts name them. Nothing fits: the first plan stands."""
+    """Step the conflicting rows back, fewest steps in all first (one row one version, then
+    one row two versions or two rows one each...), the rows in the order the conflicts name
+    them, until the stack fits; two rows whose new versions each conflict with the other's
+    current one are held back together. Nothing fits: the first plan stands."""
     owners = list(dict.fromkeys(int(o) for c in plan.conflicts for o in c.owners))
+    firsts = {owner: rows[owner].candidate for owner in owners}
+    for steps in islice(_by_fewest_steps([rows[o] for o in owners]), MAX_HOLD_ATTEMPTS):
+        for owner, step in zip(owners, steps, strict=True):
+            rows[owner].position = step
+        tried = attempt()
+        if not tried.conflicts:
+            because = "; ".join(c.message for c in plan.conflicts)
+            for owner, step in zip(owners, steps, strict=True):
+                if step:
+                    rows[owner].hold_reason = (f"{firsts[owner].version} conflicts on stack "
+                                               f"{plan.name} ({because})")
+            return tried
     for owner in owners:
-        progress = rows[owner]
-        first = progress.candidate
-        for position in range(progress.position + 1, len(progress.choice.candidates)):
-            progress.position = position
-            tried = attempt()
-            if not tried.conflicts:
-                progress.hold_reason = (f"{first.version} conflicts on stack {plan.name} "
-                                        f"({'; '.join(c.message for c in plan.conflicts)})")
-                return tried
-        progress.position = 0
+        rows[owner].position = 0
     return plan
+
+
+def _by_fewest_steps(rows: list[_Progress]) -> list[tuple[int, ...]]:
+    """Every combination of positions but the first, by total steps back, then the earlier
+    named row first."""
+    ranges = [range(len(row.choice.candidates)) for row in rows]
+    combos = [steps for steps in product(*ranges) if any(steps)]
+    return sorted(combos, key=lambda steps: (sum(steps), [-step for step in steps]))
 
 
 def _change(row: Row, progress: _Progress | None, index: VersionIndex) -> FrameworkChange:

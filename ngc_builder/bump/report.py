@@ -9,7 +9,9 @@ from ngc_builder.bump.plan import BumpResult
 
 def proposal(result: BumpResult, lines: list[str], manifest: Path, to: str, at: str) -> str:
     moved = [change for change in result.frameworks if change.changed]
-    verdict = (f"a consistent {to}: {len(moved)} framework(s) move"
+    packages = [change for change in result.packages if change.changed]
+    verdict = (f"a consistent {to}: {len(moved)} framework(s) and {len(packages)} extra "
+               "package(s) or tool(s) move"
                if result.ok else f"no consistent {to}: "
                f"{len(result.conflicts)} conflict(s), nothing written")
     parts = [f"# Release {to}: proposal (bump of {result.release})", "",

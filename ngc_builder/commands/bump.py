@@ -85,7 +85,11 @@ def write_bumped(loaded: LoadedRelease, result: BumpResult, options: BumpOptions
     stacks = {plan.name: {c.wheel: c.new for c in plan.changes} for plan in result.stacks}
     cuda = {plan.name: plan.cuda_new for plan in result.stacks
             if plan.cuda_new != plan.cuda_old}
-    write_edited(options.manifest, target, options.to, versions, stacks, cuda)
+    packages: dict[int, dict[str, dict[str, str]]] = {}
+    for change in (c for c in result.packages if c.changed):
+        packages.setdefault(rows[change.image], {}).setdefault(change.field, {})[change.name] = \
+            change.new
+    write_edited(options.manifest, target, options.to, versions, stacks, cuda, packages)
 
 
 def show(result: BumpResult, lines: list[str], as_json: bool) -> None:

@@ -79,6 +79,26 @@ def test_a_conflict_holds_back_the_framework_that_caused_it(
     assert "cu13 nvidia-cudnn-cu13 9.26.0.51 -> 9.28.0.40 (torch 2.16.0 pins it)" in lines
 
 
+def test_two_rows_are_held_back_together_when_neither_alone_fits(
+    write_release: WriteRelease,
+) -> None:
+    # jax 0.12.x asks cuDNN below 9.28, which torch 2.16.0 pins: holding back jax alone
+    # conflicts with torch 2.16.0, holding back torch alone conflicts with jax 0.13.0.
+    below = "nvidia-cudnn-cu13<9.28,>=9.12"
+    recorded = Recorded().add(*TORCH_216, *JAX_013, jax("0.12.5"), jaxlib("0.12.5"),
+                              plugin("0.12.5", cudnn=below))
+    recorded.wheels = [plugin("0.12.0", cudnn=below) if (w.name, w.version) == (
+        "jax-cuda13-plugin", "0.12.0") else w for w in recorded.wheels]
+    result = bump(write_release, recorded)
+    assert result.ok
+    lines = describe(result)
+    why = ("conflicts on stack cu13 (nvidia-cudnn-cu13: torch 2.16.0 pins ==9.28.0.40, "
+           "jax 0.13.0 asks <10,>=9.30)")
+    assert lines[:2] == [f"pytorch held at 2.15.0: 2.16.0 {why}",
+                         f"jax 0.12.0 -> 0.12.5 (not newer: 0.13.0 {why})"]
+    assert result.stacks[0].wheels["nvidia-cudnn-cu13"] == "9.26.0.51"
+
+
 def test_a_conflict_nothing_can_hold_back_is_reported(write_release: WriteRelease) -> None:
     # Both rows are tracked onto the new versions only: no older version to step back to.
     text = GOOD_RELEASE.replace('version: "2.15.0"', 'version: "2.15.0"\n    track: "2.16.*"')
