@@ -1,5 +1,6 @@
 """`ngc-builder bump` against the real index and the real engine: the proposed release passes
-`check` with the stack check online, and its plan stands on the same OS images as 26.11's."""
+`check` with the stack check online, its plan stands on the same OS images as 26.11's, and
+the layers below the frameworks keep their keys."""
 
 from __future__ import annotations
 
@@ -50,3 +51,12 @@ def test_the_bump_passes_check_and_stands_on_the_same_os_images(tmp_path: Path) 
                                      "--json").stdout) for release in ("26.11", "26.12")}
     old, new = os_images(plans["26.11"]), os_images(plans["26.12"])
     assert new and new == old  # the same locked OS images: nothing below the bases moved
+    # The shared layers name no release: every base, and every stack the bump did not move,
+    # keeps its key, so 26.12 tags the digests 26.11 published.
+    keys = {release: {i["image"]: i["key"] for i in plan["images"]}
+            for release, plan in plans.items()}
+    unmoved = [f"cuda-{s['name']}" for s in result["stacks"]
+               if not s["changes"] and s["cuda_new"] == s["cuda_old"]]
+    shared = [name for name in keys["26.11"] if name.startswith("base")] + unmoved
+    assert len(shared) >= 3
+    assert {n: keys["26.12"][n] for n in shared} == {n: keys["26.11"][n] for n in shared}
