@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_OK
 from ngc_builder.commands.prepare import prepare, registry_option
+from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.manifest.site import EngineHost, load_site
 from ngc_builder.pipeline.decisions import Decision, decide
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
@@ -35,7 +36,8 @@ def plan_command(options: PlanOptions, engine: Engine | None = None,
                        registry=registry or registry_option(options.registry))
     plan = prepared.plan
     keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name(), prepared.lock)
-    stored = load_record(record_path(options.build_dir, plan.release))
+    stored = load_record(record_path(options.build_dir, plan.release)) or \
+        earlier_record(options.build_dir, plan.release)
     record = stored.for_registry(plan.registry.address) if stored is not None else None
     decisions = decide(plan, keys, record, engine or connect_if_running())
     entries = load_site(options.site, prepared.loaded.root).engines
@@ -48,6 +50,14 @@ def plan_command(options: PlanOptions, engine: Engine | None = None,
     else:
         _print(decisions, hosts)
     return EXIT_OK
+
+
+def earlier_record(build_dir: Path, release: str) -> ReleaseRecord | None:
+    """The newest earlier release's record in `build_dir`: a new month's plan, before its
+    first run, says what moved since then."""
+    earlier = sorted(path.parent.name for path in build_dir.glob("*/release.json")
+                     if RELEASE_RE.fullmatch(path.parent.name) and path.parent.name < release)
+    return load_record(record_path(build_dir, earlier[-1])) if earlier else None
 
 
 def host_notes(entries: list[EngineHost], keys: dict[str, str],

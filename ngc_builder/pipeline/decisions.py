@@ -30,6 +30,7 @@ class Decision:
 
 def decide(plan: ReleasePlan, keys: dict[str, ImageKey], record: ReleaseRecord | None,
            engine: Engine | None) -> list[Decision]:
+    """`record`: this release's, or an earlier release's (then each reason says since when)."""
     building: set[str] = set()
     decisions = []
     for spec in plan.images:
@@ -58,6 +59,8 @@ def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRe
                                         "with --no-promote): pulled, validated, promoted"])
     previous = record.images.get(spec.name) if record else None
     reasons = changes(previous.build.inputs if previous else None, key, spec.parent)
+    if previous is not None and record is not None and record.release != plan.release:
+        reasons = [f"since {record.release}: {reason}" for reason in reasons]
     if spec.parent in building and not any(r.startswith("parent") for r in reasons):
         reasons.insert(0, f"parent {spec.parent} is being built")
     local = engine is not None and find_built(engine, key.key) is not None

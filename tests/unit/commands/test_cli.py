@@ -11,6 +11,9 @@ from click.testing import CliRunner
 
 from ngc_builder.cli import main
 from ngc_builder.commands.plan import PlanOptions, plan_command
+from ngc_builder.commands.prepare import prepare
+from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
+from ngc_builder.render.keys import release_keys
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.fake_engine import FakeClient, FakeEngine, TableRegistry
@@ -210,3 +213,30 @@ def test_release_on_slurm_refuses_runtime_host(write_release: WriteRelease,
     code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
                           "--validate-on", "slurm", "--site", str(site))
     assert code == 2 and f"{site}:1: slurm.runtime: host validates the site's Python" in err
+
+
+def test_a_new_months_plan_says_what_moved_since_the_last_release(
+    write_release: WriteRelease, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before 26.12's first run its plan reads 26.11's record in the build dir: the shared
+    layers' inputs did not move, the frameworks' reasons name what did since 26.11."""
+    last = prepare(write_release(GOOD_RELEASE), None, stack_check=False)
+    keys = release_keys(last.loaded, last.plan, last.rendered_by_name(), last.lock)
+    registry = TableRegistry(address="registry.example:5000/ngc")
+    record = ReleaseRecord(release="26.11", registry=registry.address, manifest="26.11.yaml")
+    for name, key in keys.items():
+        record.images[name] = ImageRecord(name=name, kind="framework")
+        record.images[name].build.inputs = key.inputs()
+    build_dir = tmp_path / "build"
+    record_path(build_dir, "26.11").parent.mkdir(parents=True)
+    record_path(build_dir, "26.11").write_text(record.model_dump_json())
+    manifest = write_release(GOOD_RELEASE.replace('release: "26.11"', 'release: "26.12"'),
+                             "26.12.yaml")
+    options = PlanOptions(manifest, build_dir=build_dir, as_json=True)
+    assert plan_command(options, FakeClient(FakeEngine()), registry) == 0
+    rows = json.loads(capsys.readouterr().out)["images"]
+    reasons = {row["image"]: row["reasons"] for row in rows}
+    assert reasons["base"] == [
+        "inputs unchanged since the recorded build, but not in the registry yet"]
+    assert reasons["cuda-cu13"] == ["parent base is being built"]  # and nothing of its own
+    assert "since 26.11: label org.ngc-builder.release: 26.11 -> 26.12" in reasons["jax"]
