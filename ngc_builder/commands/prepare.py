@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.build.image import project_revision
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.lock.inputs import stale_problems, with_locked_os
 from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
@@ -24,6 +25,9 @@ class Prepared:
     plan: ReleasePlan
     lock: ReleaseLock
     rendered: list[RenderedImage]
+    # The project's revision when the templates were read: the `revision` label says what the
+    # images were rendered from, not what the checkout became while the cache filled.
+    revision: str = "unknown"
 
     def rendered_by_name(self) -> dict[str, RenderedImage]:
         return {image.spec.name: image for image in self.rendered}
@@ -60,4 +64,5 @@ def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = No
         check_stacks(loaded)
     lock = fresh_lock(loaded, plan)
     plan = with_locked_os(plan, lock)
-    return Prepared(loaded, plan, lock, render_release(loaded, plan, lock))
+    revision = project_revision(loaded.root)
+    return Prepared(loaded, plan, lock, render_release(loaded, plan, lock), revision)

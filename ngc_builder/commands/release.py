@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ngc_builder.build.image import project_revision, project_source
+from ngc_builder.build.image import project_source
 from ngc_builder.build.osbase import Strategy, locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import PackageCache, default_root
@@ -174,7 +174,7 @@ def _inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str],
     return RunInputs(
         plan=plan, rendered=rendered, keys=release_keys(loaded, plan, rendered, prepared.lock),
         context_dir=release_dir / "context", report_dir=release_dir / "reports",
-        os_image_ids=os_image_ids, revision=project_revision(loaded.root),
+        os_image_ids=os_image_ids, revision=prepared.revision,
         source=project_source(loaded.root, loaded.release.source),
         baselines_file=loaded.root / baselines.DEFAULT_FILE, network=network, lock=prepared.lock,
         lock_errors={name: image.error for name, image in prepared.lock.images.items()

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cli import main
 from ngc_builder.commands.plan import PlanOptions, plan_command
 from ngc_builder.commands.prepare import prepare
+from ngc_builder.commands.release import _inputs as release_inputs
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
 from tests.conftest import REPO, WriteRelease
@@ -240,3 +243,22 @@ def test_a_new_months_plan_says_what_moved_since_the_last_release(
         "inputs unchanged since the recorded build, but not in the registry yet"]
     assert reasons["cuda-cu13"] == ["parent base is being built"]  # and nothing of its own
     assert "since 26.11: label org.ngc-builder.release: 26.11 -> 26.12" in reasons["jax"]
+
+
+def test_the_revision_label_is_the_checkouts_when_the_templates_were_read(
+    write_release: WriteRelease, project: Path,
+) -> None:
+    """A checkout edited while a release fills its cache (minutes) does not make the images
+    say they were built from the edited tree: the revision is read with the templates."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(project), *args], capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    manifest = write_release(GOOD_RELEASE)
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "release")
+    prepared = prepare(manifest, None, stack_check=False)
+    (project / "templates" / "base.Dockerfile.j2").write_text("# edited meanwhile\n")
+    inputs = release_inputs(prepared, project / "build", {}, BuildNetwork(None, "172.17.0.1"))
+    assert inputs.revision == prepared.revision == git("rev-parse", "HEAD")  # not -dirty
