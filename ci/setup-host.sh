@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Host tools ngc-builder needs on a fresh Debian/Ubuntu machine: Python with venv,
 # debootstrap and mmdebstrap (to bootstrap OS bases, the latter from a lock), tar, curl and
-# git, and a headless browser for the catalog's tests and screenshots (chromium and its
-# chromium-driver). Does nothing when all are there.
+# git, a headless browser for the catalog's tests and screenshots (chromium and its
+# chromium-driver), and shellcheck (actionlint reads the generated workflows' scripts with
+# it). Does nothing when all are there.
 set -euo pipefail
 
 missing=()
@@ -14,6 +15,7 @@ command -v git >/dev/null || missing+=(git)
 command -v tar >/dev/null || missing+=(tar)
 command -v chromium >/dev/null || missing+=(chromium)  # the catalog in a real browser
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
+command -v shellcheck >/dev/null || missing+=(shellcheck)  # actionlint checks run: scripts with it
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
