@@ -14,14 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ngc_builder.bump.index import VersionIndex
 from ngc_builder.bump.track import Row
 from ngc_builder.errors import StepError
-from ngc_builder.manifest.stacks import applies, is_cuda_library
+from ngc_builder.manifest.stacks import applies, is_cuda_library, python_ok
 from ngc_builder.manifest.wheels import Fetcher, WheelMetadata
 
 ROUNDS = 4  # each round can only raise a choice's constraints; real rows settle in two
@@ -133,8 +132,7 @@ def _unfit(looked: _Looked, name: str, version: str,
     if isinstance(meta, str):
         return f"{name} {meta}"
     python = looked.row.target.python
-    if meta.requires_python and not SpecifierSet(meta.requires_python).contains(
-            python, prereleases=True):
+    if not python_ok(meta, python):
         return f"{name} {version} needs Python {meta.requires_python}, base has {python}"
     cuda = sorted({canonicalize_name(need.name) for _, need in _requires(meta, set(), looked)
                    if is_cuda_library(need.name)})

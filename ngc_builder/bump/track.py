@@ -13,14 +13,13 @@ import re
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ngc_builder.bump.index import VersionIndex
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.models import CudaStack, Framework, ImageEntry, track_specifier
-from ngc_builder.manifest.stacks import Need, is_cuda_library, walk
+from ngc_builder.manifest.stacks import Need, is_cuda_library, python_ok, walk
 from ngc_builder.manifest.wheels import Fetcher, Target
 
 # `nvidia-cudnn-cu13`: the CUDA major is in the name.
@@ -128,8 +127,7 @@ def examine(row: Row, version: str, fetch: Fetcher) -> Candidate:
             needs += walk(requirement, meta, None, row.target, fetch, line, 0)
         except StepError as exc:
             return Candidate(version, (), f"{version}: {exc.message}")
-        if meta.requires_python and not SpecifierSet(meta.requires_python).contains(
-                row.target.python, prereleases=True):
+        if not python_ok(meta, row.target.python):
             return Candidate(version, (), f"{version} needs Python {meta.requires_python}, "
                                           f"base has {row.target.python}")
         if is_cuda_library(requirement.name):

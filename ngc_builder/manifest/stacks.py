@@ -80,7 +80,7 @@ def image_mismatches(
     messages: list[str] = []
     for line in image_requirements(loaded, image):
         top = fetch(_strip_extras(line), target)
-        if not _python_ok(top, target.python):
+        if not python_ok(top, target.python):
             messages.append(f"{line}: wheel needs Python {top.requires_python}, "
                             f"base has {target.python}")
         needs = list(walk(Requirement(line), top, stack, target, fetch, line, 0))
@@ -157,7 +157,8 @@ def _strip_extras(line: str) -> str:
     return f"{parsed.name}{parsed.specifier}"
 
 
-def _python_ok(meta: WheelMetadata, python: str) -> bool:
+def python_ok(meta: WheelMetadata, python: str) -> bool:
+    """The wheel's Requires-Python admits `python` (no Requires-Python admits every one)."""
     return SpecifierSet(meta.requires_python).contains(python, prereleases=True)
 
 
