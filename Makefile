@@ -7,18 +7,36 @@ RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
 .PHONY: all setup engine slurm test unit integration test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
-	report help
+	report help deps-update deps-check
 
 all: test
 
-$(BIN)/ngc-builder: pyproject.toml
+# The builder's own environment is locked like the images' (docs/testing.md): a new venv
+# (--clear: nothing left from an older lock) gets exactly requirements/builder.txt, every file
+# hash-checked and only wheels (an sdist's build would fetch unhashed build dependencies),
+# then ngc-builder itself with no dependency resolution of its own. A host's pip constraint
+# file (a machine-wide torch cap, say) is for its own installs: the lock is the same everywhere.
+LOCK := requirements/builder.txt
+LOCK_PIP := PIP_CONSTRAINT= $(BIN)/python -m pip install --quiet --disable-pip-version-check
+
+$(BIN)/ngc-builder: pyproject.toml $(LOCK)
 	bash ci/setup-host.sh
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(PYTHON) -m venv --clear $(VENV)
+	$(LOCK_PIP) --require-hashes --only-binary=:all: -r $(LOCK)
+	$(LOCK_PIP) --no-deps --no-build-isolation -e .
 	touch $@
 
-setup: $(BIN)/ngc-builder ## Python venv with ngc-builder and the dev tools
+setup: $(BIN)/ngc-builder ## Python venv with exactly requirements/builder.txt and ngc-builder
+
+deps-update: setup ## re-resolve requirements/builder.txt from pyproject.toml (newest allowed) and show what moved
+	cp $(LOCK) $(VENV)/builder.txt.before
+	PIP_CONSTRAINT= CUSTOM_COMPILE_COMMAND="make deps-update" $(BIN)/pip-compile --quiet --upgrade \
+		--extra dev --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+		--no-emit-find-links --output-file $(LOCK) pyproject.toml
+	$(BIN)/python ci/check_deps.py diff $(VENV)/builder.txt.before $(LOCK)
+
+deps-check: ## the lock installs alone in a new venv, matches pyproject.toml, and covers every import
+	bash ci/check-deps.sh
 
 engine: ## a Docker engine and a registry on 127.0.0.1:5000 (installed and started if needed)
 	bash ci/setup-engine.sh
@@ -39,7 +57,7 @@ test-faults: setup engine ## faults on the real engine and registry: signals, fu
 	$(BIN)/python -m pytest -m faults tests/faults $(PYTEST_ARGS)
 
 lint: setup ## ruff + mypy
-	$(BIN)/ruff check ngc_builder tests frameworks bench
+	$(BIN)/ruff check ngc_builder tests frameworks bench ci
 	$(BIN)/mypy ngc_builder tests
 
 lock: setup engine ## re-resolve $(RELEASE)'s lock (review its diff and commit it with the manifest)

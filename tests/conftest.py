@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,3 +44,16 @@ def write_release(project: Path) -> WriteRelease:
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def ci_packages(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every file of the CI release's lock in the shared package cache, fetched (hash-checked,
+    each once) before any `--offline` run reads it: what this machine fetched before must not
+    decide a test's outcome."""
+    from tests.integration.conftest import make_ci_root
+
+    manifest = make_ci_root(tmp_path_factory.mktemp("ci-packages"))
+    done = subprocess.run([sys.executable, "-m", "ngc_builder", "fetch", str(manifest)],
+                          capture_output=True, text=True, check=False, cwd=REPO, timeout=1800)
+    assert done.returncode == 0, f"fetching the CI lock's files: {done.stderr.strip()}"

@@ -98,9 +98,24 @@ def _read_text(path: Path, display: str) -> str:
 
 
 def _check_nesting(text: str, display: str) -> None:
-    """Count nesting from the tokens (an iterative scan) before anything recurses on it."""
+    """Count nesting from the tokens (an iterative scan) before anything recurses on it.
+
+    Newer libyaml refuses deep flow nesting itself, at its own limit and in its own words,
+    before it hands over the first token. The refusal is ours to state on every build, so
+    a scan error from libyaml is retold by PyYAML's own scanner, which reads token by token:
+    our limit where that is what broke, else its syntax error, else libyaml's."""
+    try:
+        _count_depth(text, display, LOADER)
+    except yaml.scanner.ScannerError:
+        if LOADER is yaml.SafeLoader:
+            raise
+        _count_depth(text, display, yaml.SafeLoader)
+        raise
+
+
+def _count_depth(text: str, display: str, loader: type[yaml.SafeLoader]) -> None:
     depth = 0
-    for token in yaml.scan(text, Loader=LOADER):
+    for token in yaml.scan(text, Loader=loader):
         depth += isinstance(token, OPENERS) - isinstance(token, CLOSERS)
         if depth > MAX_DEPTH:
             raise InputError([Problem(display, token.start_mark.line + 1, "(yaml)",

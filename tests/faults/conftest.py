@@ -1,8 +1,16 @@
 """The fault suite leaves the engine's tags as it found them, as the integration suite does
-(its throwaway namespaces, and the `slow` framework's keyed builds)."""
+(its throwaway namespaces, and the `slow` framework's keyed builds), and its `--offline` runs
+find the CI lock's files in the shared package cache whatever this machine did before."""
 
 from __future__ import annotations
 
-from tests.integration.conftest import test_images_removed
+import pytest
 
-__all__ = ["test_images_removed"]
+from tests.integration.conftest import docker_client, test_images_removed, trixie_os
+
+__all__ = ["docker_client", "test_images_removed", "trixie_os"]
+
+
+@pytest.fixture(autouse=True)
+def _packages_cached(ci_packages: None) -> None:
+    """Every fault test's release runs `--offline` (tests/faults/running.py)."""

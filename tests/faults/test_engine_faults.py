@@ -13,7 +13,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import docker
 import pytest
 
 from ngc_builder.services.registry import parse_registry
@@ -22,14 +21,12 @@ from tests.faults.project import slow_project
 from tests.faults.running import Release, containers_running, namespace, own_containers
 
 pytestmark = pytest.mark.faults
-OS_REPOSITORY = "ngc-local/os-debian-trixie"
 
 
-def _with_os(engine: SecondEngine) -> SecondEngine:
-    """The OS base copied from the main engine: the second one need not bootstrap it."""
-    for image in docker.from_env().images.list(OS_REPOSITORY):
-        for tag in image.tags:
-            copy_image(tag, engine)
+def _with_os(engine: SecondEngine, os_ref: str) -> SecondEngine:
+    """The OS base copied from the main engine (`trixie_os` made it there if it was missing):
+    the second one need not bootstrap it."""
+    copy_image(os_ref, engine)
     return engine
 
 
@@ -45,11 +42,11 @@ def short_folder() -> Iterator[Path]:
 
 
 @pytest.fixture
-def engine() -> Iterator[SecondEngine]:
+def engine(trixie_os: str) -> Iterator[SecondEngine]:
     if (reason := unavailable()) is not None:
         pytest.skip(reason)
     with short_folder() as folder, second_engine(folder) as started:
-        yield _with_os(started)
+        yield _with_os(started, trixie_os)
 
 
 def _release_on(engine: SecondEngine, manifest: Path, tmp_path: Path) -> Release:
@@ -110,13 +107,13 @@ def test_engine_killed_mid_validation_fails_it_in_one_line_and_the_rerun_sweeps_
 
 
 def test_data_root_full_mid_build_says_so_in_one_line_and_the_rerun_completes(
-    tmp_path: Path,
+    tmp_path: Path, trixie_os: str,
 ) -> None:
     if (reason := unavailable()) is not None:
         pytest.skip(reason)
     project = slow_project(tmp_path / "project")
     with short_folder() as folder, second_engine(folder, data_root_size="1G") as small:
-        _with_os(small)
+        _with_os(small, trixie_os)
         leave_free(small, 40 * 1024 * 1024)
         run = Release(project.manifest, namespace("faults-full"), tmp_path / "build",
                       env=small.env())

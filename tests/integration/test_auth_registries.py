@@ -28,7 +28,8 @@ from tests.integration.registries import (
     token_registry,
 )
 
-pytestmark = pytest.mark.integration
+# --offline runs read the shared package cache: `ci_packages` fills it first.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 TAG = "26.11-py3"
 
 

@@ -25,8 +25,8 @@ from tests.faults.project import slow_project
 from tests.faults.running import Release, namespace
 from tests.faults.tls import TlsFiles, free_port, make_certs
 
-pytestmark = pytest.mark.integration
-OS_REPOSITORY = "ngc-local/os-debian-trixie"
+# --offline runs read the shared package cache: `ci_packages` fills it first.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 MAIN = "main"
 SECOND = "second"
 
@@ -51,19 +51,21 @@ class Served:
 
 
 @pytest.fixture
-def engine() -> Iterator[SecondEngine]:
-    with _engine(tls=False) as served:
+def engine(trixie_os: str) -> Iterator[SecondEngine]:
+    with _engine(trixie_os, tls=False) as served:
         yield served.engine
 
 
 @pytest.fixture
-def tls_engine() -> Iterator[Served]:
-    with _engine(tls=True) as served:
+def tls_engine(trixie_os: str) -> Iterator[Served]:
+    with _engine(trixie_os, tls=True) as served:
         yield served
 
 
 @contextlib.contextmanager
-def _engine(tls: bool) -> Iterator[Served]:
+def _engine(os_ref: str, tls: bool) -> Iterator[Served]:
+    """A second engine with the OS base copied in (it has no bootstrap of its own; `trixie_os`
+    made the base on the main engine if it was missing)."""
     if (reason := unavailable()) is not None:
         pytest.skip(reason)
     with _short_folder() as folder:
@@ -71,9 +73,7 @@ def _engine(tls: bool) -> Iterator[Served]:
         url = f"tcp://127.0.0.1:{free_port()}"
         listen, config = ((url,), files.daemon_config()) if tls else ((), {})
         with second_engine(folder, listen=listen, config=config) as started:
-            for image in docker.from_env().images.list(OS_REPOSITORY):  # no bootstrap there
-                for tag in image.tags:
-                    copy_image(tag, started)
+            copy_image(os_ref, started)
             yield Served(started, url, files)
 
 

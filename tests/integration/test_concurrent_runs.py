@@ -15,7 +15,8 @@ import pytest
 from tests.conftest import REPO
 from tests.integration.conftest import REGISTRY_HOST, cli, make_ci_root
 
-pytestmark = pytest.mark.integration
+# --offline runs read the shared package cache: `ci_packages` fills it first.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 
 
 def test_a_second_run_on_the_same_build_dir_exits_2_naming_the_first(tmp_path: Path) -> None:

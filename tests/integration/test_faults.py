@@ -24,7 +24,8 @@ from ngc_builder.services.registry import parse_registry
 from tests.conftest import REPO
 from tests.integration.conftest import REGISTRY_HOST, make_ci_root
 
-pytestmark = pytest.mark.integration
+# --offline runs read the shared package cache: `ci_packages` fills it first.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 UNAVAILABLE = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 

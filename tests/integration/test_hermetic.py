@@ -26,7 +26,8 @@ from ngc_builder.lock.models import load_lock, lock_path
 from tests.conftest import DATA
 from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, cli, make_ci_root
 
-pytestmark = pytest.mark.integration
+# --offline runs read the shared package cache: `ci_packages` fills it first.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 TAG = "26.11-py3"
 PUSHED = ("base", "cuda-mini", "jax")
 HOST_BUNDLES = (Path("/etc/ssl/certs/ca-certificates.crt"),  # Debian, Ubuntu

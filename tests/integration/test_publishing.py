@@ -23,7 +23,8 @@ from ngc_builder.services.registry import parse_registry
 from tests.conftest import DATA, REPO
 from tests.integration.conftest import REGISTRY_HOST, cli, copy_lock
 
-pytestmark = pytest.mark.integration
+# --offline runs read the shared package cache: `ci_packages` fills it first.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 TAG = "26.11-py3"
 IMAGES = ("base", "cuda-mini", "jax")
 

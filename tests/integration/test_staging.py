@@ -16,7 +16,8 @@ from tests.faults.project import slow_project
 from tests.faults.running import Release, namespace
 from tests.integration.test_build_hosts import engine  # noqa: F401 (the fixture)
 
-pytestmark = pytest.mark.integration
+# --offline runs read the shared package cache: `ci_packages` fills it first.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 TAG = "26.11-py3"
 
 

@@ -24,7 +24,8 @@ from ngc_builder.services.registry import HttpRegistry, parse_registry
 from tests.conftest import REPO
 from tests.integration.conftest import REGISTRY_HOST
 
-pytestmark = pytest.mark.integration
+# --offline runs read the shared package cache: `ci_packages` fills it first.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 
 
 def build(client: Any, dockerfile: str, tag: str) -> str:

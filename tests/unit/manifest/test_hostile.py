@@ -8,8 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ngc_builder.errors import InputError
+from ngc_builder.manifest import source
 from ngc_builder.manifest.models import VERSION_RE
 from ngc_builder.manifest.source import MAX_BYTES, MAX_DEPTH, MAX_NODES, load_yaml
 
@@ -57,6 +59,44 @@ def test_deep_nesting_is_refused_before_anything_recurses(tmp_path: Path, text: 
                                                            line: int) -> None:
     assert refusal(tmp_path, text) == (
         f"release.yaml:{line}: (yaml): nested deeper than {MAX_DEPTH} levels (the limit)")
+
+
+class RefusesAtTenLevels(yaml.SafeLoader):
+    """A scanner that, like libyaml 0.2.5 with PyYAML 6.0.4, refuses deep flow nesting
+    itself, in its own words, before it yields a token (here at 10 levels, not 1000)."""
+
+    def fetch_more_tokens(self) -> None:
+        if self.flow_level > 10:
+            raise yaml.scanner.ScannerError(None, None, "exceeded maximum nesting depth",
+                                            self.get_mark())
+        super().fetch_more_tokens()
+
+
+class RefusesEverything(yaml.SafeLoader):
+    def fetch_more_tokens(self) -> None:
+        raise yaml.scanner.ScannerError(None, None, "stricter than PyYAML", self.get_mark())
+
+
+@pytest.mark.parametrize("loader", sorted({source.LOADER, yaml.SafeLoader, RefusesAtTenLevels},
+                                          key=str))
+def test_the_nesting_refusal_is_ours_whatever_the_scanner_refuses_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loader: type[yaml.SafeLoader]) -> None:
+    monkeypatch.setattr(source, "LOADER", loader)
+    assert refusal(tmp_path, "a: " + "[" * 2000 + "]" * 2000 + "\n") == (
+        f"release.yaml:1: (yaml): nested deeper than {MAX_DEPTH} levels (the limit)")
+
+
+def test_within_our_bound_but_past_the_scanners_its_refusal_stands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(source, "LOADER", RefusesAtTenLevels)
+    assert refusal(tmp_path, "a: " + "[" * 20 + "]" * 20 + "\n") == (
+        "release.yaml:1: (yaml): exceeded maximum nesting depth")
+
+
+def test_a_scan_error_only_the_faster_scanner_sees_is_still_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(source, "LOADER", RefusesEverything)
+    assert refusal(tmp_path, "a: 1\n") == "release.yaml:1: (yaml): stricter than PyYAML"
 
 
 def test_a_chain_of_aliases_cannot_nest_past_the_bound(tmp_path: Path) -> None:
