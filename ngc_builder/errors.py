@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from ngc_builder.redact import strip_userinfo
 
+# What no path, name or setting that ends up in a script, a pipeline or a line may hold.
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
 
 @dataclass(frozen=True)
 class Problem:

@@ -4,7 +4,7 @@ address of the build host is written into an image or its history."""
 
 from __future__ import annotations
 
-import os
+from ngc_builder.services.environment import setting_int
 
 BUILD_HOST_NAME = "ngc-cache"
 DEFAULT_PORT = 3149
@@ -12,7 +12,7 @@ DEFAULT_PORT = 3149
 
 def cache_port() -> int:
     """$NGC_CACHE_PORT, else 3149 (next to devpi's 3141 and apt-cacher-ng's 3142)."""
-    return int(os.environ.get("NGC_CACHE_PORT") or DEFAULT_PORT)
+    return setting_int("NGC_CACHE_PORT", DEFAULT_PORT)
 
 
 def build_url() -> str:

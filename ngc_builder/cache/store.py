@@ -13,13 +13,14 @@ from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from ngc_builder.lock.models import AptPackage, PipPackage
+from ngc_builder.services.environment import setting
 
 Package = TypeVar("Package", PipPackage, AptPackage)
 
 
 def default_root() -> Path:
     """$NGC_CACHE_DIR, else ~/.cache/ngc-builder/packages (kept across clones and runs)."""
-    configured = os.environ.get("NGC_CACHE_DIR")
+    configured = setting("NGC_CACHE_DIR")
     if configured:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

@@ -99,7 +99,8 @@ def document(image: RemoteImage, findings: list[Finding]) -> dict[str, object]:
 
 
 def _bad_input(options: CheckHostOptions, message: str) -> int:
-    line = message if message.startswith(options.ref) else f"{options.ref}: {message}"
+    shown = options.ref if len(options.ref) <= 120 else options.ref[:120] + "..."
+    line = message if message.startswith(options.ref) else f"{shown}: {message}"
     print(f"error: {line}", file=sys.stderr)
     if options.as_json:
         print(json.dumps({"ok": False, "exit": EXIT_INPUT, "problems": [{"message": line}]},

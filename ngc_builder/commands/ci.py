@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
+from ngc_builder.errors import CONTROL, InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.site import load_site
@@ -25,7 +26,13 @@ class CiOptions:
 
 
 def manifest_in_jobs(manifest: Path, root: Path) -> str:
-    """The manifest as the jobs name it: they run in the project root."""
+    """The manifest as the jobs name it: they run in the project root. A newline would end
+    the header comment and start YAML of its own, and GitHub would fill `${{ secrets.X }}`
+    into a job's script, so such a path is refused here, before a file is written."""
+    text = str(manifest)
+    if CONTROL.search(text) or "${{" in text:  # GitHub expands ${{ }} before the shell runs
+        raise InputError([Problem(repr(text)[1:-1], 1, "(path)", "a control character or "
+                                  "`${{` in the path: it cannot go into a pipeline")])
     try:
         return manifest.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:  # a manifest outside the project: only its own path names it

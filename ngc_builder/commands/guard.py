@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from ngc_builder.errors import EngineError, InputError, Problem, StepError, os_problem
 from ngc_builder.pipeline.interrupt import Interrupted
-from ngc_builder.redact import strip_userinfo
+from ngc_builder.redact import redacted_output, strip_userinfo
+from ngc_builder.services.environment import check_environment
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline's early reader
@@ -21,8 +22,15 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline's early r
 
 def guarded(action: Callable[[], int], as_json: bool = False) -> int:
     """Run a command; turn the errors users cause or meet into lines and exit codes (and,
-    under --json, a JSON error document on stdout, which a machine reading it expects)."""
+    under --json, a JSON error document on stdout, which a machine reading it expects).
+    Everything it prints goes out with every URL's credentials stripped."""
+    with redacted_output():
+        return _guarded(action, as_json)
+
+
+def _guarded(action: Callable[[], int], as_json: bool) -> int:
     try:
+        check_environment()  # a typo in a variable never weakens a check in silence
         return action()
     except InputError as exc:
         for problem in exc.problems:

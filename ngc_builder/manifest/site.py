@@ -24,7 +24,6 @@ ci:                      # runner labels / tags of the generated pipelines
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -32,6 +31,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ngc_builder.manifest.load import load_model
+from ngc_builder.services.environment import setting
 
 SITE_FILE = "site.yaml"
 ENGINE_URL_RE = re.compile(r"(unix://|tcp://|ssh://)[A-Za-z0-9._~:/@%-]+")
@@ -124,8 +124,8 @@ def site_path(explicit: Path | None, root: Path) -> Path | None:
     """The site file in force: --site, else NGC_SITE, else ROOT/site.yaml when there."""
     if explicit is not None:
         return explicit
-    if os.environ.get("NGC_SITE"):
-        return Path(os.environ["NGC_SITE"])
+    if configured := setting("NGC_SITE"):
+        return Path(configured)
     default = root / SITE_FILE
     return default if default.is_file() else None
 

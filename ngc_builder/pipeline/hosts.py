@@ -8,12 +8,12 @@ It lives in `pipeline/`, not `services/`, because a host also carries what the r
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field
 
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.services.engine import Engine
+from ngc_builder.services.environment import setting_float
 
 DEFAULT_HOST = "default"  # no engines in the site file: the engine at DOCKER_HOST
 # Until a pull of this run measured it: a registry on the build network (measured here: about
@@ -80,7 +80,7 @@ class BuildHosts:
             size, seconds = sum(b for b, _ in self._pulled), sum(s for _, s in self._pulled)
         if size > 0 and seconds > 0:
             return size / seconds
-        return float(os.environ.get("NGC_PULL_MBPS") or ASSUMED_PULL_MBPS) * 1e6
+        return setting_float("NGC_PULL_MBPS", ASSUMED_PULL_MBPS) * 1e6
 
 
 def one_host(engine: Engine) -> BuildHosts:

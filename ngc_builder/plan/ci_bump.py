@@ -10,6 +10,7 @@ token named by a variable and opens the merge request through GitLab's push opti
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from ngc_builder.plan.ci_common import CLI, SETUP, CiContext, dump, header
@@ -43,8 +44,8 @@ def bump_lines(ctx: CiContext) -> list[str]:
     """Propose, then commit the new manifest and its lock on the bump branch."""
     new = next_release(ctx.plan.release)
     folder = ctx.manifest.rsplit("/", 1)[0] if "/" in ctx.manifest else "."
-    files = f"{folder}/{new}.yaml {folder}/{new}.lock.json"
-    return [f"{CLI} bump {ctx.manifest} --to {new} --report {report_file(ctx)}",
+    files = " ".join(shlex.quote(f"{folder}/{new}.{suffix}") for suffix in ("yaml", "lock.json"))
+    return [f"{CLI} bump {ctx.manifest_arg} --to {new} --report {report_file(ctx)}",
             f"git switch -c {branch(ctx)}",
             f"git add {files}",
             f"git {' '.join(BOT)} commit -m '{title(ctx)}'"]

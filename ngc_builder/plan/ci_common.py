@@ -2,12 +2,15 @@
 runs, the artifact paths, and the YAML they are written in.
 
 Shell lines only ever name variables (`"$NGC_REGISTRY"`): the services put secrets and
-settings into the job's environment, so no value is pasted into a script, and a script that
-is echoed shows names, never credentials.
+settings into the job's environment, so no secret is pasted into a script, and a script that
+is echoed shows names, never credentials. The one value from outside, the manifest's path, goes
+in as one quoted word (`manifest_arg`); a path with a newline or a control character is
+refused before anything is written (commands/ci.py).
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +36,12 @@ class CiContext:
     plan: ReleasePlan
     manifest: str
     site: CiSite
+
+    @property
+    def manifest_arg(self) -> str:
+        """The manifest as one shell word: a path is the project's to choose, and
+        `rel-$(...)/26.11.yaml` must stay a name in jobs that hold the registry's secrets."""
+        return shlex.quote(self.manifest)
 
     @property
     def release_dir(self) -> str:
@@ -81,7 +90,7 @@ def image_command(ctx: CiContext, spec: ImageSpec) -> str:
     """--only builds the image on top of its parents, skipped by their content keys (or,
     staged, pulled). An image with a GPU job is only staged here: its GPU job promotes it."""
     stage = " --no-promote" if validated_on_gpu(spec) else ""
-    return (f"{CLI} release {ctx.manifest} --only {spec.name} --registry {ctx.registry}"
+    return (f"{CLI} release {ctx.manifest_arg} --only {spec.name} --registry {ctx.registry}"
             f"{stage} --quiet")
 
 
@@ -96,7 +105,8 @@ def gpu_needs(ctx: CiContext, spec: ImageSpec) -> list[str]:
 def gpu_commands(ctx: CiContext, spec: ImageSpec) -> list[str]:
     """The release for this image again, GPUs required: its staged candidate pulled by key,
     validated here, and promoted only when it passed (nothing rebuilt)."""
-    return [f"{CLI} release {ctx.manifest} --only {spec.name} --registry {ctx.registry} --quiet"]
+    return [f"{CLI} release {ctx.manifest_arg} --only {spec.name} --registry {ctx.registry}"
+            " --quiet"]
 
 
 def gpu_cleanup(ctx: CiContext) -> str:
@@ -114,13 +124,13 @@ def publish_commands(ctx: CiContext) -> list[str]:
     """Every image was promoted by the job that ran its last gate. The whole release again,
     promoting nothing (an image that is not promoted stays staged, and verify fails on it),
     writes one record; verify and report read it."""
-    return [f"{CLI} release {ctx.manifest} --registry {ctx.registry} --no-promote --quiet",
-            f"{CLI} verify {ctx.manifest} --registry {ctx.registry}",
-            f"{CLI} report {ctx.manifest}"]
+    return [f"{CLI} release {ctx.manifest_arg} --registry {ctx.registry} --no-promote --quiet",
+            f"{CLI} verify {ctx.manifest_arg} --registry {ctx.registry}",
+            f"{CLI} report {ctx.manifest_arg}"]
 
 
 def check_command(ctx: CiContext) -> str:
-    return f"{CLI} ci {ctx.manifest} --check"
+    return f"{CLI} ci {ctx.manifest_arg} --check"
 
 
 def junit_glob(ctx: CiContext) -> str:

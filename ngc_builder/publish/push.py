@@ -13,7 +13,6 @@ again: its digest is looked up and re-tagged through the registry API.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import tarfile
 import time
@@ -28,6 +27,7 @@ from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.layer_memo import LayerMemo, default_memo_path
 from ngc_builder.publish.upload import held_manifest, upload_image
 from ngc_builder.services.engine import Engine
+from ngc_builder.services.environment import setting
 from ngc_builder.services.registry import (
     HttpRegistry,
     Registry,
@@ -120,7 +120,7 @@ def engine_push(engine: Engine, repository: str, tag: str, sink: LineSink) -> Pu
 
 def api_registry(registry: Registry) -> HttpRegistry | None:
     """The registry to push to through its API, when NGC_PUSH_WITH=api asks for that."""
-    wanted = os.environ.get("NGC_PUSH_WITH") == "api"
+    wanted = setting("NGC_PUSH_WITH") == "api"
     return registry if wanted and isinstance(registry, HttpRegistry) else None
 
 

@@ -22,6 +22,7 @@ import requests
 
 from ngc_builder.errors import EngineError
 from ngc_builder.services.engine_connect import client_options, connect_client
+from ngc_builder.services.environment import setting
 
 SETUP_HINT = "start one with `make engine` (ci/setup-engine.sh)"
 KEY_LABEL = "org.ngc-builder.key"
@@ -237,7 +238,7 @@ def gpu_mode() -> str:
     NGC_GPU overrides (auto|required|none): a CI runner with GPUs can insist on them so
     that a broken driver setup fails instead of quietly validating on the CPU.
     """
-    wanted = os.environ.get("NGC_GPU", "auto")
+    wanted = setting("NGC_GPU") or "auto"
     if wanted in ("required", "none"):
         return wanted
     return "required" if Path("/dev/nvidiactl").exists() else "none"

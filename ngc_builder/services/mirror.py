@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
+
+from ngc_builder.services.environment import setting
 
 APT_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
 
 
 def host_debian_mirror() -> str | None:
     """The mirror this host's apt uses: users behind a corporate mirror get theirs."""
-    configured = os.environ.get("NGC_DEBIAN_MIRROR")
+    configured = setting("NGC_DEBIAN_MIRROR")
     if configured:
         return configured
     for path in APT_SOURCES:

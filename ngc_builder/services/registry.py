@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import requests
 
 from ngc_builder.errors import connection_reason
 from ngc_builder.services import registry_blobs
+from ngc_builder.services.environment import setting_flag
 from ngc_builder.services.registry_auth import AuthError, RegistryAuth, scope_for
 
 # Re-exported: stages catch the registry's errors where they get the registry.
@@ -114,7 +114,7 @@ def parse_registry(address: str, insecure: bool | None = None) -> HttpRegistry:
         raise ValueError(problem)
     host, namespace = split_registry(address)
     if insecure is None:
-        insecure = os.environ.get("NGC_REGISTRY_INSECURE") == "1"
+        insecure = setting_flag("NGC_REGISTRY_INSECURE")
     # A loopback registry speaks TLS only when certs.d holds its CA (Docker tries TLS first).
     plain = insecure or (is_loopback(host) and not has_own_ca(host))
     scheme: Literal["http", "https"] = "http" if plain else "https"

@@ -18,6 +18,8 @@ PATH_RE = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[
                      r"[a-z0-9]+)*)*")
 INDEX_TYPES = ("application/vnd.docker.distribution.manifest.list.v2+json",
                "application/vnd.oci.image.index.v1+json")
+# Docker's own bounds: a name of 255 characters, a tag of 128, a sha256 digest of 71.
+MAX_REFERENCE = 512
 WANTED_PLATFORM = ("linux", "amd64")  # what the builder's images are built for
 
 
@@ -46,6 +48,10 @@ def parse_ref(text: str) -> ImageRef:
     """Docker's reading of a reference, with the registry host required: the first component
     is a host only if it has a '.' or ':' or is 'localhost' (else Docker would go to Docker
     Hub, which this command does not guess at)."""
+    if len(text) > MAX_REFERENCE:
+        raise BadReference(f"longer than {MAX_REFERENCE} characters (the limit)")
+    if "://" in text:
+        raise BadReference("a reference has no scheme: host[:port]/repository:tag")
     name, at, digest = text.partition("@")
     if at and not DIGEST_RE.fullmatch(digest):
         raise BadReference("a digest is sha256: and 64 lowercase hex digits")

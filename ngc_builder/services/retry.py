@@ -8,7 +8,6 @@ wait in seconds, default 1; it doubles up to 20 s).
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -16,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import tenacity
+
+from ngc_builder.services.environment import setting_float, setting_int
 
 T = TypeVar("T")
 TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -43,8 +44,8 @@ class RetryPolicy:
 
     @classmethod
     def from_env(cls, say: Callable[[str], None] = _to_stderr) -> RetryPolicy:
-        attempts = int(os.environ.get("NGC_RETRIES", "5") or 5)
-        wait = float(os.environ.get("NGC_RETRY_WAIT", "1") or 1)
+        attempts = setting_int("NGC_RETRIES", 5)
+        wait = setting_float("NGC_RETRY_WAIT", 1.0)
         return cls(max(1, attempts), max(0.0, wait), say=say)
 
     def saying(self, say: Callable[[str], None]) -> RetryPolicy:

@@ -12,12 +12,13 @@ from pathlib import Path
 import requests.utils
 
 from ngc_builder.files import write_atomic
+from ngc_builder.services.environment import setting
 
 CERTS_D = Path("/etc/docker/certs.d")
 
 
 def certs_dir(host: str) -> Path:
-    return Path(os.environ.get("NGC_DOCKER_CERTS_D", str(CERTS_D))) / host
+    return Path(setting("NGC_DOCKER_CERTS_D") or CERTS_D) / host
 
 
 def has_own_ca(host: str) -> bool:

@@ -26,6 +26,10 @@ TOKEN = "glpat-Secret123"
     (f"ssh://git:{TOKEN}@host/repo", "ssh://host/repo"),
     (f"pulling from https://{TOKEN}@ghcr.io/x and https://a:b@c.io/y done",
      "pulling from https://ghcr.io/x and https://c.io/y done"),
+    (f"https://robot:{TOKEN}@tail@reg.example/x:t", "https://reg.example/x:t"),
+    (f"https://robot:a@b:{TOKEN}@c@reg.example", "https://reg.example"),
+    (f"https://robot:p%40ss%3A{TOKEN}@reg.example/x", "https://reg.example/x"),
+    (f"'https://u:{TOKEN}@@h/x' and https://h/a@b", "'https://h/x' and https://h/a@b"),
     ("https://registry.example.com/v2/jax/manifests/sha256:abc", None),
     ("git@github.com:org/repo.git", None),  # scp-like: no credential in it
     ("mail me at someone@example.com", None),

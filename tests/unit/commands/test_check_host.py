@@ -106,3 +106,14 @@ def test_the_cli_names_the_command_and_rejects_a_bad_ref() -> None:
     assert result.exit_code == 0 and "without pulling a layer" in result.output
     bad = CliRunner().invoke(main, ["check-host", "no-registry:1", "--json"])
     assert bad.exit_code == 2 and json.loads(bad.stdout)["exit"] == 2
+
+
+@pytest.mark.parametrize("ref", ["https://robot:SECRETTOKEN@tail@reg.example/x:t",
+                                 "reg.example/" + "a" * 100_000])
+def test_a_credential_or_a_huge_reference_is_not_echoed(ref: str) -> None:
+    """Through the CLI (its output is what a CI log keeps): one short line, no token."""
+    bad = CliRunner().invoke(main, ["check-host", ref, "--json"])
+    assert bad.exit_code == 2
+    [line] = bad.stderr.splitlines()
+    assert "SECRETTOKEN" not in bad.output + bad.stderr and "tail" not in line
+    assert len(line) < 300 and ("no scheme" in line or "longer than 512" in line)

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from ngc_builder.commands.ci import CiOptions, ci_command
+from ngc_builder.commands.guard import guarded
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.site import CiSite, load_site
 from ngc_builder.plan.ci_common import validated_on_gpu
@@ -250,3 +251,46 @@ def test_gpu_jobs_remove_the_images_they_pulled_shared_layers_too(tmp_path: Path
     assert done.returncode == 0, done.stderr
     removed = (tmp_path / "removed").read_text().split()
     assert removed[:3] == ["image", "rm", "-f"] and sorted(removed[3:]) == ["b", "c13", "f1"]
+
+
+def test_a_hostile_manifest_path_stays_one_word_in_every_script(
+        write_release: WriteRelease, tmp_path: Path) -> None:
+    """`ngc-builder ci 'rel-$(touch PWNED)/26.11.yaml'`: every line of every generated job that
+    names the manifest, run by a real shell (the CLI swapped for printf), prints the path as
+    it is, and nothing runs."""
+    manifest = write_release(GOOD_RELEASE)
+    root = manifest.parent.parent
+    hostile = root / "rel-$(touch PWNED)" / "26.11.yaml"
+    hostile.parent.mkdir()
+    for path in manifest.parent.iterdir():
+        (hostile.parent / path.name).write_bytes(path.read_bytes())
+    assert ci_command(CiOptions(hostile, root=root)) == 0
+    lines = [line for path in (GITHUB_FILE, GITLAB_FILE, Path(".github/workflows/"
+                                                               "monthly-bump.yml"))
+             for line in (root / path).read_text().splitlines() if "PWNED" in line
+             and not line.startswith("#")]
+    assert len(lines) > 10
+    for line in lines:
+        script = line.split(": ", 1)[-1].lstrip("- ").replace(".venv/bin/ngc-builder",
+                                                              "printf '%s\\n'")
+        script = script.replace("git ", "printf '%s\\n' ", 1) if "git " in script else script
+        done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True,
+                              text=True, check=False)
+        assert "rel-$(touch PWNED)/26.1" in done.stdout, (script, done.stderr)
+    assert not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize("folder", ["rel\non: push", "rel-${{ secrets.NGC_REGISTRY_TOKEN }}"])
+def test_a_path_that_would_become_yaml_or_an_expression_is_refused(
+        write_release: WriteRelease, capsys: pytest.CaptureFixture[str], folder: str) -> None:
+    manifest = write_release(GOOD_RELEASE)
+    root = manifest.parent.parent
+    hostile = root / folder / "26.11.yaml"
+    hostile.parent.mkdir()
+    for path in manifest.parent.iterdir():
+        (hostile.parent / path.name).write_bytes(path.read_bytes())
+    assert guarded(lambda: ci_command(CiOptions(hostile, root=root))) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.endswith("(path): a control character or `${{` in the path: it cannot go "
+                         "into a pipeline")
+    assert not (root / GITHUB_FILE).exists() and not (root / ".gitlab").exists()

@@ -1,0 +1,108 @@
+"""Every environment variable the builder reads, in one table, each with what it accepts.
+
+A typo must not weaken a check in silence (`NGC_GPU=requried` once meant `auto`), nor be
+blamed on something else: every command checks all of them first (commands/guard.py), and a
+bad one is a one-line input error naming the variable and what it accepts, exit 2.
+Unset and empty are the same: the default.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ngc_builder.errors import CONTROL, InputError, Problem
+from ngc_builder.redact import strip_userinfo
+
+
+@dataclass(frozen=True)
+class EnvironmentProblem(Problem):
+    """`NGC_GPU: 'requried' is not auto, required or none`: no file, no line."""
+
+    def __str__(self) -> str:
+        return strip_userinfo(f"{self.field}: {self.message}")
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    accepts: str  # what the error line says it takes
+    valid: Callable[[str], bool]
+
+
+def _choice(*choices: str) -> Callable[[str], bool]:
+    return lambda text: text in choices
+
+
+def _number(low: float, high: float, whole: bool = False) -> Callable[[str], bool]:
+    def valid(text: str) -> bool:
+        pattern = r"[0-9]+" if whole else r"[0-9]+(\.[0-9]+)?"
+        return bool(re.fullmatch(pattern, text)) and low <= float(text) <= high
+    return valid
+
+
+def _http_url(text: str) -> bool:
+    parts = urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in text
+
+
+def _any(text: str) -> bool:
+    return True  # a path: any text without control characters (checked for every variable)
+
+
+VARIABLES = {variable.name: variable for variable in (
+    Variable("NGC_GPU", "auto, required or none", _choice("auto", "required", "none")),
+    Variable("NGC_RETRIES", "a whole number of attempts from 1 to 100", _number(1, 100, True)),
+    Variable("NGC_RETRY_WAIT", "seconds from 0 to 600", _number(0, 600)),
+    Variable("NGC_PUSH_WITH", "engine or api", _choice("engine", "api")),
+    Variable("NGC_CACHE_PORT", "a TCP port from 1 to 65535", _number(1, 65535, True)),
+    Variable("NGC_PULL_MBPS", "megabits per second from 1 to 1000000", _number(1, 1e6)),
+    Variable("NGC_REGISTRY_INSECURE", "0 or 1", _choice("0", "1")),
+    Variable("NGC_DEBUG", "0 or 1", _choice("0", "1")),
+    Variable("NGC_DEBIAN_MIRROR", "an http:// or https:// URL", _http_url),
+    Variable("NGC_DOCKER_CERTS_D", "a folder", _any),
+    Variable("NGC_CACHE_DIR", "a folder", _any),
+    Variable("NGC_SITE", "a file", _any),
+)}
+
+
+def _problem(variable: Variable, text: str) -> EnvironmentProblem | None:
+    if not CONTROL.search(text) and variable.valid(text):
+        return None
+    shown = repr(text if len(text) <= 80 else text[:80] + "...")
+    return EnvironmentProblem("(environment)", 0, variable.name,
+                              f"{shown} is not {variable.accepts}")
+
+
+def check_environment(environ: dict[str, str] | None = None) -> None:
+    """Raise InputError naming every variable of the table whose value it does not accept."""
+    values = os.environ if environ is None else environ
+    problems = [problem for name, variable in VARIABLES.items() if values.get(name)
+                if (problem := _problem(variable, values[name])) is not None]
+    if problems:
+        raise InputError(list(problems))
+
+
+def setting(name: str) -> str | None:
+    """The variable's value once it is accepted; None when unset or empty."""
+    text = os.environ.get(name) or None
+    if text is not None and (problem := _problem(VARIABLES[name], text)) is not None:
+        raise InputError([problem])
+    return text
+
+
+def setting_int(name: str, default: int) -> int:
+    text = setting(name)
+    return default if text is None else int(text)
+
+
+def setting_float(name: str, default: float) -> float:
+    text = setting(name)
+    return default if text is None else float(text)
+
+
+def setting_flag(name: str) -> bool:
+    return setting(name) == "1"
