@@ -20,7 +20,8 @@ def manifest_file(sources: Sources, name: str, image: ImageRecord | None) -> Pat
     archived = archive.packages_of(sources.archive_dir, sources.release, name)
     if archived is not None:
         return archived
-    return sources.relative(image.build.packages) if image is not None else None
+    return (sources.evidence(image.build.packages, f"images.{name}.build.packages")
+            if image is not None else None)
 
 
 def listed(path: Path | None) -> Packages | None:

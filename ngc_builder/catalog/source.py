@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ngc_builder.build import packages
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.manifest.source import load_yaml
 from ngc_builder.records import archive
+from ngc_builder.records.evidence import check_evidence, evidence_file
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, load_record
 from ngc_builder.runner.report import RunReport
 
@@ -74,17 +74,12 @@ class Sources:
             return found
         return None
 
-    def relative(self, recorded: str | None) -> Path | None:
-        """A path the record holds (relative to the run's folder) as it is found now."""
-        if not recorded or self.record_file is None:
+    def evidence(self, recorded: str | None, field: str) -> Path | None:
+        """A file the record names (a log, a report, a package manifest), found beside the
+        record: `logs/` and `reports/` of the run's folder, or of the archive's copy."""
+        if self.record_file is None:
             return None
-        path = Path(recorded)
-        # Relative to the folder the release ran in (BUILD_DIR/<YY.MM>/release.json's
-        # grandparent), never to this process's: another checkout's build/ must not answer.
-        # The archive keeps the record with reports/ and logs/ beside it.
-        first = path if path.is_absolute() else self.record_file.parent.parent.parent / path
-        candidates = [first, self.record_file.parent / path.parent.name / path.name]
-        return next((c for c in candidates if c.is_file()), None)
+        return evidence_file(self.record_file.parent, recorded, self.record_file, field)
 
 
 def load_sources(archive_dir: Path, release: str, record_file: Path | None,
@@ -100,6 +95,8 @@ def load_sources(archive_dir: Path, release: str, record_file: Path | None,
                                   "(`ngc-builder report` archives a release)")])
     _check_names(folder / "release.json", archived.images)
     record = _record(record_file, release, record_required, archived.registry)
+    if record is not None and record_file is not None:
+        check_evidence(record, record_file.parent, record_file)  # before a page is written
     return Sources(release, archive_dir, archived, _manifest(folder / archive.MANIFEST_NAME),
                    archive.previous_release(archive_dir, release), record,
                    record_file if record is not None else None)
@@ -130,16 +127,10 @@ def _record(path: Path | None, release: str, required: bool,
 
 
 def _manifest(path: Path) -> Manifest:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.is_file():
         raise InputError([Problem(str(path), 1, "(archive)", "the archived manifest is "
-                                  "missing")]) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        raise InputError([Problem(str(path), line, "(yaml)", str(exc).splitlines()[0])]) \
-            from None
+                                  "missing")])
+    data, _ = load_yaml(path, str(path))  # the bounds of every manifest: git holds this one
     if not isinstance(data, dict) or not isinstance(data.get("images", []), list):
         raise InputError([Problem(str(path), 1, "images", "expected a list of images")])
     rows = tuple(_row(path, i, item) for i, item in enumerate(data.get("images") or []))

@@ -24,7 +24,7 @@ def validation(sources: Sources, name: str, image: ImageRecord | None) -> Valida
         why = f" ({recorded.error})" if recorded.error else ""
         return Validation(missing=f"Not validated: {recorded.status}{why}.",
                           short=recorded.status if recorded.status == "blocked" else "pending")
-    path = sources.relative(recorded.report)
+    path = sources.evidence(recorded.report, f"images.{name}.validation.report")
     report = run_report(path) if path is not None else (
         f"the runner's report ({recorded.report}) is not beside the record")
     if isinstance(report, str):
@@ -95,7 +95,8 @@ def failure(sources: Sources, reason: str | None, image: ImageRecord | None) -> 
         error = done.error
         if step == "validation" and not error and image.validation.failed_checks:
             error = "failed checks: " + ", ".join(image.validation.failed_checks)
-        log = sources.relative(image.build.log) if step == "build" else None
+        log = (sources.evidence(image.build.log, f"images.{image.name}.build.log")
+               if step == "build" else None)
         return Failure(reason, step, error, tuple(log_evidence(log)) if log else ())
     return Failure(reason, missing=f"The release record shows no failed step (build "
                    f"{image.build.status}, validation {image.validation.status}, push "

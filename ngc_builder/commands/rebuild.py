@@ -16,6 +16,7 @@ from ngc_builder.clock import now
 from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.records import archive
+from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.notes import image_diff
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
 
@@ -66,7 +67,8 @@ def _note_moves(options: RebuildOptions, archived: archive.ArchivedRelease,
     """Every image whose digest the rebuild changed, and the package sets against the
     archived ones, noted in the archive and printed."""
     release, archive_dir = options.release, options.archive_dir
-    record = load_record(record_path(options.build_dir / f"rebuild-{release}", release))
+    record_file = record_path(options.build_dir / f"rebuild-{release}", release)
+    record = load_record(record_file)
     if record is None:
         return None
     moves = [{"image": name, "old": archived.images[name].digest or "",
@@ -74,7 +76,7 @@ def _note_moves(options: RebuildOptions, archived: archive.ArchivedRelease,
              for name, image in record.images.items()
              if name in archived.images and image.push.digest
              and image.push.digest != archived.images[name].digest]
-    check = package_check(options.archive_dir, record, clock())
+    check = package_check(options.archive_dir, record, record_file, clock())
     archive.note_rebuild(archive_dir, release, moves, check)
     for move in moves:
         print(f"{move['image']}: {move['old']} -> {move['new']}")
@@ -85,13 +87,15 @@ def _note_moves(options: RebuildOptions, archived: archive.ArchivedRelease,
     return check
 
 
-def package_check(archive_dir: Path, record: ReleaseRecord, at: str) -> archive.PackageCheck:
+def package_check(archive_dir: Path, record: ReleaseRecord, record_file: Path,
+                  at: str) -> archive.PackageCheck:
     """Each rebuilt image's pip and dpkg packages against its archived manifest."""
     compared, differences = [], []
     for name, image in record.images.items():
         archived = archive.packages_of(archive_dir, record.release, name)
-        rebuilt = Path(image.build.packages) if image.build.packages else None
-        if archived is None or rebuilt is None or not rebuilt.is_file():
+        rebuilt = evidence_file(record_file.parent, image.build.packages, record_file,
+                                f"images.{name}.build.packages")
+        if archived is None or rebuilt is None:
             continue
         compared.append(name)
         differences += image_diff(name, packages.load(archived), packages.load(rebuilt))

@@ -44,6 +44,7 @@ from ngc_builder.pipeline.site_hosts import (
     ready_other_hosts,
     sweep_stale,
 )
+from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.lock import release_lock
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
@@ -190,7 +191,9 @@ def _policy(options: ReleaseOptions, prepared: Prepared, mode: str) -> RunPolicy
 
 def _state(options: ReleaseOptions, prepared: Prepared) -> RunState:
     path = record_path(options.build_dir, prepared.plan.release)
-    return RunState(open_record(path, prepared.plan, prepared.loaded.manifest), path)
+    record = open_record(path, prepared.plan, prepared.loaded.manifest)
+    check_evidence(record, path.parent, path)  # a resumed record names only its own files
+    return RunState(record, path)
 
 
 def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,

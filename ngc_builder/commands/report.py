@@ -11,6 +11,7 @@ from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.records import archive
+from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.matrix import support_matrix
 from ngc_builder.records.notes import release_notes
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
@@ -36,6 +37,7 @@ def report_command(options: ReportOptions, registry: Registry | None = None) -> 
     if record is None:
         raise InputError([Problem(str(path), 1, "(record)",
                                   "no release record: run `ngc-builder release` first")])
+    check_evidence(record, path.parent, path)  # before the matrix, the archive or the notes
     if options.as_json:
         print(record.model_dump_json(indent=2))
         return EXIT_OK
@@ -43,20 +45,20 @@ def report_command(options: ReportOptions, registry: Registry | None = None) -> 
     write_atomic(options.out, support_matrix(loaded, record, path))
     print(f"wrote {options.out}")
     if options.archive_dir is not None:
-        print(f"archived {archive.write(options.archive_dir, options.manifest, record)}")
+        print(f"archived {archive.write(options.archive_dir, options.manifest, record, path)}")
     if options.notes is not None:
-        _write_notes(options, loaded, record, registry or _record_registry(record, path))
+        _write_notes(options, loaded, record, path, registry or _record_registry(record, path))
     return EXIT_OK
 
 
 def _write_notes(options: ReportOptions, loaded: LoadedRelease, record: ReleaseRecord,
-                 registry: Registry) -> None:
+                 record_file: Path, registry: Registry) -> None:
     assert options.notes is not None
     notes = options.notes
     target = notes / f"{record.release}.md" if notes.suffix != ".md" else notes
     target.parent.mkdir(parents=True, exist_ok=True)
     archive_dir = options.archive_dir or archive.DEFAULT_DIR
-    write_atomic(target, release_notes(loaded, record, archive_dir, registry))
+    write_atomic(target, release_notes(loaded, record, record_file, archive_dir, registry))
     print(f"wrote {target}")
 
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ngc_builder.build import packages
 from ngc_builder.errors import StepError
 from ngc_builder.pipeline.run import Run
@@ -17,6 +15,7 @@ from ngc_builder.publish.sbom import (
     push_sbom,
     sbom_tag,
 )
+from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.record import ImageRecord
 from ngc_builder.services.engine import image_exists
 from ngc_builder.services.registry import RegistryError
@@ -35,8 +34,10 @@ def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> 
         if not image_id or not image_exists(run.engine_for(spec.name), image_id):
             run.ui.problem(spec.name, "no SBOM: the image is not on its host's engine to read it")
             return
-        listed = record.build.packages
-        installed = packages.load(Path(listed)) if listed and Path(listed).is_file() else None
+        state = run.state
+        listed = evidence_file(state.record_file.parent, record.build.packages,
+                               state.record_file, f"images.{spec.name}.build.packages")
+        installed = packages.load(listed) if listed is not None else None
         document = image_sbom(spec.name, run.inputs.plan, lock, digest,
                               licences_in_image(run.engine_for(spec.name), image_id), installed)
         push_sbom(run.registry, spec.name, digest, document)

@@ -16,6 +16,7 @@ from ngc_builder.files import write_atomic
 from ngc_builder.lock.models import lock_path
 from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.plan.dag import LABEL_PREFIX
+from ngc_builder.records.evidence import KINDS, check_evidence, evidence_file
 from ngc_builder.records.record import ReleaseRecord
 
 DEFAULT_DIR = Path("archive")
@@ -54,8 +55,11 @@ def release_dir(archive: Path, release: str) -> Path:
     return archive / release
 
 
-def write(archive: Path, manifest: Path, record: ReleaseRecord) -> Path:
-    """Archive a release: manifest and its lock, published digests, package manifests."""
+def write(archive: Path, manifest: Path, record: ReleaseRecord, record_file: Path) -> Path:
+    """Archive a release: manifest and its lock, published digests, package manifests, and
+    the record (`record_file`, read into `record`) with its evidence. Every path the record
+    names is checked before anything is written (records/evidence.py)."""
+    check_evidence(record, record_file.parent, record_file)
     target = release_dir(archive, record.release)
     (target / "packages").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(manifest, target / MANIFEST_NAME)
@@ -68,14 +72,16 @@ def write(archive: Path, manifest: Path, record: ReleaseRecord) -> Path:
             continue
         images[name] = ArchivedImage(key=image.build.key, digest=image.push.digest,
                                      labels=image.labels)
-        if image.build.packages and Path(image.build.packages).is_file():
-            shutil.copyfile(image.build.packages, target / "packages" / f"{name}.json")
+        packages = evidence_file(record_file.parent, image.build.packages, record_file,
+                                 f"images.{name}.build.packages")
+        if packages is not None:
+            shutil.copyfile(packages, target / "packages" / f"{name}.json")
     archived = ArchivedRelease(release=record.release, registry=record.registry,
                                revision=release_revision(images, record.release), images=images,
                                rebuilds=previous.rebuilds if previous else [],
                                package_checks=previous.package_checks if previous else [])
     write_atomic(target / "release.json", archived.model_dump_json(indent=2) + "\n")
-    keep_record(target / RECORD_DIR, record)
+    keep_record(target / RECORD_DIR, record, record_file)
     return target
 
 
@@ -89,16 +95,19 @@ def release_revision(images: dict[str, ArchivedImage], release: str) -> str | No
     return max(sorted(counted), key=counted.__getitem__, default=None)
 
 
-def keep_record(folder: Path, record: ReleaseRecord) -> None:
+def keep_record(folder: Path, record: ReleaseRecord, record_file: Path) -> None:
     """The release record with each image's validation report and each failed build's log:
     the evidence the catalog shows, kept when build/ is long gone."""
-    for kind, paths in (("reports", [i.validation.report for i in record.images.values()]),
-                        ("logs", [i.build.log for i in record.images.values()
-                                  if i.build.status == "failed"])):
+    wanted = [(f"images.{name}.validation.report", image.validation.report)
+              for name, image in record.images.items()]
+    wanted += [(f"images.{name}.build.log", image.build.log)
+               for name, image in record.images.items() if image.build.status == "failed"]
+    for kind in KINDS:
         (folder / kind).mkdir(parents=True, exist_ok=True)
-        for path in paths:
-            if path and Path(path).is_file():
-                shutil.copyfile(path, folder / kind / Path(path).name)
+    for field, recorded in wanted:
+        found = evidence_file(record_file.parent, recorded, record_file, field)
+        if found is not None:
+            shutil.copyfile(found, folder / found.parent.name / found.name)
     # The manifest as archived beside it, not the build machine's path to it.
     kept = record.model_copy(update={"manifest": f"../{MANIFEST_NAME}"})
     write_atomic(folder / "release.json", kept.model_dump_json(indent=2) + "\n")

@@ -8,8 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
+from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
 from ngc_builder.redact import strip_userinfo
 
@@ -61,7 +63,7 @@ def support_matrix(loaded: LoadedRelease, record: ReleaseRecord, record_file: Pa
              "", *matrix_lines(loaded, record)]
     if failing:
         lines += ["", "## Rows that do not build or validate here", ""]
-        lines += [line for image in failing for line in _evidence(image, record_file.parent)]
+        lines += [line for image in failing for line in _evidence(image, record_file)]
     return "\n".join(lines) + "\n"
 
 
@@ -114,7 +116,7 @@ def _legend() -> list[str]:
             "none; it is never counted as a pass."]
 
 
-def _evidence(image: ImageRecord, release_dir: Path) -> list[str]:
+def _evidence(image: ImageRecord, record_file: Path) -> list[str]:
     lines = [f"### {image.name}", ""]
     if image.expect_failure:
         lines.append(f"- Known not to work here (manifest): {image.expect_failure}")
@@ -123,19 +125,27 @@ def _evidence(image: ImageRecord, release_dir: Path) -> list[str]:
                                 ("push", image.push.status, image.push.error)):
         if status in ("failed", "blocked"):
             lines.append(f"- {step}: {status}" + (f": `{_one_line(error)}`" if error else ""))
-    lines += _failed_checks(image)
-    tail = log_evidence(release_dir / "logs" / f"{image.name}.log")
+    lines += _failed_checks(image, record_file)
+    log = evidence_file(record_file.parent, image.build.log or f"logs/{image.name}.log",
+                        record_file, f"images.{image.name}.build.log")
+    tail = log_evidence(log) if log is not None else []
     if tail:
         lines += ["- from its log (error lines, then the last lines):", "", "```", *tail, "```"]
     return [*lines, ""]
 
 
-def _failed_checks(image: ImageRecord) -> list[str]:
-    if not image.validation.report or not Path(image.validation.report).exists():
+def _failed_checks(image: ImageRecord, record_file: Path) -> list[str]:
+    path = evidence_file(record_file.parent, image.validation.report, record_file,
+                         f"images.{image.name}.validation.report")
+    if path is None:
         return []
-    report = json.loads(Path(image.validation.report).read_text(encoding="utf-8"))
-    return [f"- check `{check['id']}` failed: {_one_line(check['message'])}"
-            for check in report.get("checks", []) if check.get("status") == "fail"]
+    try:
+        checks = json.loads(path.read_text(encoding="utf-8")).get("checks", [])
+        return [f"- check `{check['id']}` failed: {_one_line(check['message'])}"
+                for check in checks if check.get("status") == "fail"]
+    except (ValueError, AttributeError, KeyError, TypeError) as exc:
+        raise InputError([Problem(str(path), 1, "(report)", "not a validation report: "
+                                  f"{exc.__class__.__name__}")]) from None
 
 
 def log_evidence(path: Path) -> list[str]:

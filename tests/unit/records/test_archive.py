@@ -59,7 +59,8 @@ def archived(write_release: WriteRelease, tmp_path: Path) -> Path:
     """An archive holding 26.11 as published: base, cuda-cu13, pytorch and jax."""
     root = tmp_path / "archive"
     archive.write(root, write_release(GOOD_RELEASE),
-                  published({"base": OLD, "cuda-cu13": OLD, "pytorch": OLD, "jax": OLD}))
+                  published({"base": OLD, "cuda-cu13": OLD, "pytorch": OLD, "jax": OLD}),
+                  tmp_path / "build" / "release.json")
     return root
 
 
@@ -86,7 +87,8 @@ def test_the_archive_keeps_the_record_with_reports_and_failed_build_logs(
     record.images["pytorch"].build.log = "build/logs/pytorch.log"
     record.images["tensorrt"].build.status = "failed"
     record.images["tensorrt"].build.log = "build/logs/tensorrt.log"
-    kept = archive.write(tmp_path / "archive", write_release(GOOD_RELEASE), record) / "record"
+    kept = archive.write(tmp_path / "archive", write_release(GOOD_RELEASE), record,
+                         tmp_path / "build" / "release.json") / "record"
     assert (kept / "reports" / "pytorch.validation.json").read_text() == "{}"
     assert (kept / "logs" / "tensorrt.log").read_text() == "ERROR: no wheel"
     assert not (kept / "logs" / "pytorch.log").exists()  # a good build's log is not evidence
@@ -136,7 +138,8 @@ def test_re_archiving_a_release_keeps_its_rebuild_log(
     archived: Path, write_release: WriteRelease
 ) -> None:
     archive.note_rebuild(archived, "26.11", [move("pytorch", OLD, NEW)])
-    archive.write(archived, write_release(GOOD_RELEASE), published({"pytorch": NEW}))
+    archive.write(archived, write_release(GOOD_RELEASE), published({"pytorch": NEW}),
+                  archived / "run" / "release.json")
     after = release_json(archived)
     assert after["rebuilds"] == [move("pytorch", OLD, NEW)]
     assert set(after["images"]) == {"pytorch"} and after["images"]["pytorch"]["digest"] == NEW
@@ -157,7 +160,7 @@ def test_note_rebuild_touches_only_its_own_release(
 ) -> None:
     older = published({"pytorch": OLD})
     older.release = "26.10"
-    archive.write(archived, write_release(GOOD_RELEASE), older)
+    archive.write(archived, write_release(GOOD_RELEASE), older, archived / "run" / "release.json")
     untouched = (archived / "26.10" / "release.json").read_bytes()
     archive.note_rebuild(archived, "26.11", [move("pytorch", OLD, NEW)])
     assert (archived / "26.10" / "release.json").read_bytes() == untouched
@@ -247,7 +250,8 @@ def test_rebuild_over_an_image_archived_without_a_digest_notes_an_empty_old(
     write_release: WriteRelease, tmp_path: Path
 ) -> None:
     root = tmp_path / "archive"
-    archive.write(root, write_release(GOOD_RELEASE), published({"pytorch": None}))
+    archive.write(root, write_release(GOOD_RELEASE), published({"pytorch": None}),
+                  tmp_path / "build" / "release.json")
     run_rebuild(FakeRun(published({"pytorch": NEW})), root, tmp_path)
     assert release_json(root)["rebuilds"] == [move("pytorch", "", NEW)]
 
@@ -276,11 +280,16 @@ def test_rebuild_of_a_release_never_archived_is_an_input_error(
 # rebuild_command: the package sets against the archived ones ----------------------------------
 
 
+def rebuilt_folder(tmp_path: Path) -> Path:
+    """Where the rebuild's run keeps its record (reports/ beside it)."""
+    return tmp_path / "build" / "rebuild-26.11" / "26.11"
+
+
 def with_packages(record: ReleaseRecord, folder: Path, pip: dict[str, str]) -> ReleaseRecord:
     """Each image of `record` with a package manifest listing `pip` and one dpkg package."""
-    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reports").mkdir(parents=True, exist_ok=True)
     for name, image in record.images.items():
-        path = folder / f"{name}.packages.json"
+        path = folder / "reports" / f"{name}.packages.json"
         path.write_text(json.dumps({"pip": pip, "dpkg": {"libc6": "2.41-12"}}), "utf-8")
         image.build.packages = str(path)
     return record
@@ -294,8 +303,9 @@ def test_a_rebuild_with_the_archived_packages_says_identical(
     root = tmp_path / "archive"
     pip = {"numpy": "2.3.5", "torch": "2.15.0"}
     archive.write(root, write_release(GOOD_RELEASE),
-                  with_packages(published({"base": OLD, "pytorch": OLD}), tmp_path / "a", pip))
-    rebuilt = with_packages(published({"base": OLD, "pytorch": NEW}), tmp_path / "b", pip)
+                  with_packages(published({"base": OLD, "pytorch": OLD}), tmp_path / "a", pip),
+                  tmp_path / "a" / "release.json")
+    rebuilt = with_packages(published({"base": OLD, "pytorch": NEW}), rebuilt_folder(tmp_path), pip)
     assert run_rebuild(FakeRun(rebuilt), root, tmp_path, fresh=True) == 0
     assert "packages: 2 images against archive 26.11: identical" in capsys.readouterr().out
     [check] = release_json(root)["package_checks"]
@@ -309,8 +319,10 @@ def test_a_rebuild_that_installs_other_packages_fails_naming_them(
 ) -> None:
     root = tmp_path / "archive"
     archive.write(root, write_release(GOOD_RELEASE), with_packages(
-        published({"pytorch": OLD}), tmp_path / "a", {"numpy": "2.3.5"}))
-    rebuilt = with_packages(published({"pytorch": NEW}), tmp_path / "b", {"numpy": "2.3.6"})
+        published({"pytorch": OLD}), tmp_path / "a", {"numpy": "2.3.5"}),
+        tmp_path / "a" / "release.json")
+    rebuilt = with_packages(published({"pytorch": NEW}), rebuilt_folder(tmp_path),
+                            {"numpy": "2.3.6"})
     assert run_rebuild(FakeRun(rebuilt), root, tmp_path, fresh=True) == 1
     out = capsys.readouterr().out
     assert "DIFFERENT" in out and "- **pytorch** (pip): changed numpy 2.3.5 -> 2.3.6" in out

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.errors import InputError
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.records.matrix import support_matrix
@@ -74,3 +75,23 @@ def test_log_evidence_keeps_the_cause_and_hides_hosts(tmp_path: Path) -> None:
     from ngc_builder.records.matrix import redact
 
     assert redact(lines[1]) == "Warning: Failed downloading https://<host>/rocks/manifest-5.1"
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"checks": [{"status": "fail"}]}'])
+def test_a_malformed_validation_report_is_bad_input_naming_it(
+        write_release: WriteRelease, tmp_path: Path, content: str) -> None:
+    loaded = load_release(write_release(GOOD_RELEASE))
+    record = ReleaseRecord(release="26.11", registry="localhost:5000", manifest="m")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "jax.validation.json").write_text(content)
+    record.images["jax"] = ImageRecord(
+        name="jax", kind="framework", labels=plan_release(loaded).get("jax").labels,
+        build=BuildRecord(status="ok"), push=PushRecord(status="blocked"),
+        validation=ValidationRecord(status="failed", report="reports/jax.validation.json"))
+    with pytest.raises(InputError) as refused:
+        support_matrix(loaded, record, tmp_path / "release.json")
+    prefix = f"{tmp_path / 'reports' / 'jax.validation.json'}:1: (report): "
+    reason = str(refused.value).removeprefix(prefix)
+    assert reason in ("not a validation report: JSONDecodeError",
+                      "not a validation report: AttributeError",
+                      "not a validation report: KeyError")
