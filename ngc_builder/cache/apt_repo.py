@@ -125,11 +125,14 @@ def repo_path(packages: list[AptPackage]) -> str:
 def install_command(repo: str, packages: list[AptPackage], requested: list[str]) -> str:
     """The shell text of a Dockerfile `RUN` that installs `requested` from the cache only.
 
-    `[trusted=yes]`: the repository is unsigned because we write its Packages file ourselves
-    from the reviewed lock, and apt still checks each .deb against the SHA256 in it. The
-    image's own sources stay untouched (users keep their Debian mirror): this source lives in
-    a temporary directory named by -o options, and it goes, with the lists and apt's binary
-    caches that would carry the cache URL, before the step ends.
+    `[trusted=yes]`: the repository is unsigned (we write its Packages file from the lock), so
+    whoever answers as the cache could serve an index and .debs of its choosing. The locked
+    sha256s are therefore in the step itself: apt only downloads, every downloaded .deb is
+    held against them and one that differs fails the step, naming the package, before dpkg
+    runs (as pip's --require-hashes does). The image's own sources stay untouched (users keep
+    their Debian mirror): this source lives in a temporary directory named by -o options, and
+    it goes, with the lists and apt's binary caches that would carry the cache URL, before
+    the step ends.
     """
     pins = _requested_pins(packages, requested)
     # Only our list: SourceParts names an empty directory, so the image's sources.list.d
@@ -147,8 +150,12 @@ def install_command(repo: str, packages: list[AptPackage], requested: list[str])
         options,
         # --error-on=any: an unreadable repository fails here, not later as "Unable to locate"
         "apt-get $o update --error-on=any",
-        "DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends"
-        + _listed(shlex.quote(pin) for pin in pins),
+        "set --" + _listed(shlex.quote(pin) for pin in pins),
+        "rm -f /var/cache/apt/archives/*.deb",
+        'DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends '
+        '--download-only "$@"',
+        *verify_downloaded(packages),
+        'DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "$@"',
         verify_installed(packages),
         'rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb',
     ]
@@ -165,6 +172,17 @@ def _requested_pins(packages: list[AptPackage], requested: list[str]) -> list[st
     image (the lock was resolved from these names on top of it): nothing to pin or fetch."""
     locked = {p.name: p for p in packages}
     return [locked[name].pin() for name in sorted(set(requested)) if name in locked]
+
+
+def verify_downloaded(packages: list[AptPackage]) -> list[str]:
+    """Fail the step unless every .deb apt downloaded has a locked sha256, naming the package
+    by its file name (apt's `name_version_arch.deb`): nothing reached dpkg yet."""
+    hashes = _listed(sorted({p.sha256 for p in packages}))
+    check = ('[ -e "$f" ] || continue; s="$(sha256sum "$f")"; s="${s%% *}"; n="${f##*/}"; '
+             'grep -qxF "$s" "$d/sha256" || { echo "ngc-builder: ${n%%_*}: sha256 $s is not '
+             'the locked one: refused before dpkg" >&2; exit 1; }')
+    return [f'printf \'%s\\n\'{hashes} > "$d/sha256"',
+            f"for f in /var/cache/apt/archives/*.deb; do \\\n        {check}; done"]
 
 
 def verify_installed(packages: list[AptPackage]) -> str:

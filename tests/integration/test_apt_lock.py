@@ -117,6 +117,29 @@ def test_a_deb_whose_hash_is_not_the_locked_one_fails_the_build(
         build([cache_install(locked.debs, [forged], ["libgomp1"])])
 
 
+def test_a_cache_that_serves_other_bytes_under_a_matching_index_is_refused_before_dpkg(
+        docker_client: Any, locked: Locked, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whoever answers as the cache writes the index too: its Packages file names the
+    tampered .deb with the tampered hash, so apt's own check passes; the locked hash in the
+    step itself refuses it, naming the package, before dpkg runs."""
+    real = next(p for p in locked.resolution.base if p.name == "libgomp1")
+    tampered = (locked.debs / cache_file(real)).read_bytes() + b"\0" * 64
+    forged = real.model_copy(update={"sha256": hashlib.sha256(tampered).hexdigest(),
+                                     "size": len(tampered)})
+    (locked.debs / cache_file(forged)).parent.mkdir(parents=True, exist_ok=True)
+    (locked.debs / cache_file(forged)).write_bytes(tampered)
+    repo = repo_path([real])  # where the step, rendered from the lock, looks
+    (locked.debs / repo).mkdir(parents=True, exist_ok=True)
+    (locked.debs / repo / "Packages").write_text(packages_index(
+        [(forged, deb_stanza(locked.debs / cache_file(real)))]), encoding="utf-8")
+    refusal = (f"ngc-builder: libgomp1: sha256 {forged.sha256} is not the locked one: "
+               "refused before dpkg")
+    with cache_build(docker_client, locked.debs, monkeypatch) as build, \
+            pytest.raises(StreamError, match=refusal) as failed:
+        build([install_command(repo, [real], ["libgomp1"])])
+    assert "Unpacking" not in str(failed.value) and "Setting up" not in str(failed.value)
+
+
 def test_a_package_that_is_not_installed_at_its_locked_version_fails_the_build(
         docker_client: Any, locked: Locked, monkeypatch: pytest.MonkeyPatch) -> None:
     gomp = next(p for p in locked.resolution.base if p.name == "libgomp1")

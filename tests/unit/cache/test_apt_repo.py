@@ -146,8 +146,13 @@ def test_the_install_step_uses_only_the_cache(monkeypatch: pytest.MonkeyPatch) -
     assert "echo 'deb [trusted=yes] http://ngc-cache:4711/ apt/0123/' > \"$d/cache.list\"" in text
     assert "Dir::Etc::SourceList=$d/cache.list -o Dir::Etc::SourceParts=$d/parts" in text
     # requested names only, pinned; python3 is not in this lock: a parent installed it
-    assert ("install -y --no-install-recommends \\\n        libgomp1=14.2.0-19 \\\n"
+    assert ("set -- \\\n        libgomp1=14.2.0-19 \\\n"
             "        'libquadmath0=1:14.2.0~rc1';" in text)
+    # downloaded only, each .deb held against every locked hash, then installed
+    download = text.index('--no-install-recommends --download-only "$@"')
+    held = text.index("printf '%s\\n' \\\n        " + "\\\n        ".join(
+        f"{letter * 64} " for letter in "abc").rstrip() + ' > "$d/sha256"')
+    assert download < held < text.index('--no-install-recommends "$@"')
     assert "/etc/apt" not in text  # the image's own sources stay as they are
     assert text.endswith('rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin '
                          "/var/cache/apt/archives/*.deb")

@@ -13,11 +13,48 @@ RUN set -e; \
     echo 'deb [trusted=yes] http://ngc-cache:3149/ apt/3e38c82212084a9c390503cd42a673e4/' > "$d/cache.list"; \
     o="-o Dir::Etc::SourceList=$d/cache.list -o Dir::Etc::SourceParts=$d/parts -o Acquire::EnableSrvRecords=false"; \
     apt-get $o update --error-on=any; \
-    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends \
+    set -- \
         ca-certificates=20230311+deb12u1 \
         libgomp1=12.2.0-14+deb12u1 \
         python3=3.11.2-1+b1 \
         python3-venv=3.11.2-1+b1; \
+    rm -f /var/cache/apt/archives/*.deb; \
+    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends --download-only "$@"; \
+    printf '%s\n' \
+        0d5f444f594e48c1e16a41d8fc628a09b24c658916a1274025c2330f2a802bed \
+        0eb54da9f3d47e42a1be5dd8285def8bbc6e2556131b9c4ce3bd781dfc4b425a \
+        1391d405ac12a1bbdd75d36a738ec410e5b01f9e065cc38974d9976a37b59c99 \
+        2255e62fc22a86d2c544b8a3f516da9aee19383ad5742722ab4ce7f66a30dbc8 \
+        2a46d5a5e9486da11ffeff5740931740d6deae4f92cd6098df060dc5dff1e1c7 \
+        30f9618670e686d781afbfc713eb0830c29d2819e9cb2a0488800dad6bb99faa \
+        33f6dafbd1a6902d9063172ec7dbd4b2225e12009e0d7ec5c933a72c2f5f3b74 \
+        3e3ef129b4bf61513144236e15e1b4ec57fa5ae3dc8a72137abdbefb7a63af85 \
+        48fec46bda7f5b1638b9e959889bfbc20491247d402d120bb152687eb48143d7 \
+        4aba533f7cc5e7b93b7ff24482840e96813f5bcde9cce028395b65a0d799ccee \
+        4d218561dc838de081de97f54584c4a29e77e26c7ed9fe3440d776d8e6071bf9 \
+        4e58891d5c951a1e360ed9eaa814413cb5e84deadce3f08e801ac680434c786e \
+        4e7f5e01e49a0622d10db3d0995666a6ead6a369cd127a996e9a4f9e91696a51 \
+        69317523fe56429aa361545416ad339d138c1500e5a604856a80dd9074b4e35c \
+        7b6e47d15c5c9cdcd456137533d8308aeba608a54cec73b28bd59bfc4b54cf06 \
+        890b3540dad8a1ccc0deeca025db735bcc82629a76adacbe3b50fcc06ed528ca \
+        89be24b41bff568ee6e7caf5680a3d808e80315ed92e407056ce0fa7a5bda025 \
+        8b9c05f2d8d461a10d657b118f572af5bf8fd6c8f93dcef81e852c5ab0f428ab \
+        98fa7a53dc565a38b65fb70422ad08001bf5361d8fbc74255280c329996a6bec \
+        a620b555f301860a08e30534c7e6f7d79818e5e1977bfec39a612e7003074318 \
+        a8d78b40e9b4e422224aeebfe0e4dfc243f6acf3532490b0c05480d4283d41e2 \
+        aaa46dcb3b39948ae2e0fdb72cfcb2f48c0b59f19785a3da8045c05eb19955dd \
+        bc6c8b8c15ae53abfac54877fd2c830336112568f40ee57c75d5c78ebcf7f44a \
+        c0d83437fdb016cb289436f49f28a36be44b3e8f1f2498c7e3a095f709c0d6f8 \
+        c90801be09701af221b54dd502a59cb378b7284ff31e480738baca317d2f7653 \
+        cc373690a1cb469fb301b9fe0125048e3102f2e365d1b2d27cab091ec89fccdc \
+        cd7b10c24281416a6acb22cd23ed7391c7dddd4a3d4d4a63d37faa786639b5de \
+        cfac89e6a7a54ff3c6a4f843310e25efeddaa771baeae470bd98bd588c373563 \
+        d8b87aea91b956b416c01a28c44ff6228315ae3b73de40acddac3dc5043607d2 \
+        e02ebbd3701cf468dbf98d6d917fbe0325e881f07fe8b316150c8d2a64486e66 \
+        f3beaa03994ffedacf73c43a0843d53b062d347115d8af65bee2034552a4e6f9 > "$d/sha256"; \
+    for f in /var/cache/apt/archives/*.deb; do \
+        [ -e "$f" ] || continue; s="$(sha256sum "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { echo "ngc-builder: ${n%%_*}: sha256 $s is not the locked one: refused before dpkg" >&2; exit 1; }; done; \
+    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "$@"; \
     for p in \
         ca-certificates=20230311+deb12u1 \
         libexpat1=2.5.0-1+deb12u2 \

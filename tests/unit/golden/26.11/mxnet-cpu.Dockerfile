@@ -9,8 +9,15 @@ RUN set -e; \
     echo 'deb [trusted=yes] http://ngc-cache:3149/ apt/f18a017e99374a584988b274c5de86af/' > "$d/cache.list"; \
     o="-o Dir::Etc::SourceList=$d/cache.list -o Dir::Etc::SourceParts=$d/parts -o Acquire::EnableSrvRecords=false"; \
     apt-get $o update --error-on=any; \
-    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends \
+    set -- \
         libquadmath0=12.2.0-14+deb12u1; \
+    rm -f /var/cache/apt/archives/*.deb; \
+    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends --download-only "$@"; \
+    printf '%s\n' \
+        3f0c9a4c730da2fdab001cae596625438598fd2996d29d888feeb4c1cdc9011f > "$d/sha256"; \
+    for f in /var/cache/apt/archives/*.deb; do \
+        [ -e "$f" ] || continue; s="$(sha256sum "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { echo "ngc-builder: ${n%%_*}: sha256 $s is not the locked one: refused before dpkg" >&2; exit 1; }; done; \
+    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "$@"; \
     for p in \
         libquadmath0=12.2.0-14+deb12u1; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \

@@ -9,8 +9,15 @@ RUN set -e; \
     echo 'deb [trusted=yes] http://ngc-cache:3149/ apt/791bae042cf2e33da1d9b47939eaf67b/' > "$d/cache.list"; \
     o="-o Dir::Etc::SourceList=$d/cache.list -o Dir::Etc::SourceParts=$d/parts -o Acquire::EnableSrvRecords=false"; \
     apt-get $o update --error-on=any; \
-    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends \
+    set -- \
         libquadmath0=14.2.0-19; \
+    rm -f /var/cache/apt/archives/*.deb; \
+    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends --download-only "$@"; \
+    printf '%s\n' \
+        f5b51cf0ece3ec3bb7494d0cdbff3ce715ae00cfb2b6ed787f7db91319d64a7b > "$d/sha256"; \
+    for f in /var/cache/apt/archives/*.deb; do \
+        [ -e "$f" ] || continue; s="$(sha256sum "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { echo "ngc-builder: ${n%%_*}: sha256 $s is not the locked one: refused before dpkg" >&2; exit 1; }; done; \
+    DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "$@"; \
     for p in \
         libquadmath0=14.2.0-19; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
