@@ -8,7 +8,6 @@ error, never silently used.
 
 from __future__ import annotations
 
-import secrets
 import subprocess
 import sys
 import time
@@ -16,24 +15,25 @@ from pathlib import Path
 
 import requests
 
-from ngc_builder.cache.store import PackageCache
+from ngc_builder.cache.serve import concrete_address
+from ngc_builder.cache.store import MARKER, PackageCache, open_cache
 from ngc_builder.errors import StepError
 
 START_SECONDS = 10.0
-MARKER = "ngc-cache.txt"  # how a health check tells our server from another cache's
 
 
 def cache_token(cache: PackageCache) -> str:
-    """The marker this cache serves, made once: tells our server from another cache's."""
-    marker = cache.root / MARKER
-    if not marker.is_file():
-        cache.root.mkdir(parents=True, exist_ok=True)
-        marker.write_text(f"ngc-builder package cache {secrets.token_hex(8)}\n")
-    return marker.read_text(encoding="utf-8")
+    """The marker this cache serves (open_cache made it): tells our server from another
+    cache's."""
+    return open_cache(cache.root).root.joinpath(MARKER).read_text(encoding="utf-8")
 
 
 def ensure_serving(cache: PackageCache, address: str, port: int) -> str:
     """The cache served at http://address:port/ (started if needed); returns that URL."""
+    try:
+        address = concrete_address(address)
+    except ValueError as exc:
+        raise StepError("cache", "serve", f"the engine reports {exc}") from None
     url = f"http://{address}:{port}/"
     wanted = cache_token(cache)
     served = _served_marker(url)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import write_atomic
 from ngc_builder.lock.models import AptPackage, PipPackage
 from ngc_builder.services.environment import setting
 
@@ -25,6 +28,28 @@ def default_root() -> Path:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ngc-builder" / "packages"
+
+
+MARKER = "ngc-cache.txt"  # written by the builder into every cache it makes
+SERVED_TREES = ("simple", "files", "debs", "apt")  # what the cache server may answer for
+OWN_TREES = (*SERVED_TREES, "logs")
+
+
+def open_cache(root: Path) -> PackageCache:
+    """The cache at `root`, made there if the folder is new or empty. A folder without the
+    builder's marker that holds anything but the cache's own trees is refused: the cache is
+    served to every build container, and `NGC_CACHE_DIR=$HOME` must not serve ~/.ssh."""
+    if (root / MARKER).is_file():
+        return PackageCache(root)
+    strangers = sorted(entry.name for entry in root.iterdir()
+                       if entry.name not in OWN_TREES) if root.is_dir() else []
+    if strangers:
+        raise InputError([Problem(str(root), 1, "(cache)", f"not a package cache: no {MARKER} "
+                                  f"and it holds {strangers[0]!r}; set NGC_CACHE_DIR (or "
+                                  "--cache-dir) to an empty folder or to a cache")])
+    root.mkdir(parents=True, exist_ok=True)
+    write_atomic(root / MARKER, f"ngc-builder package cache {secrets.token_hex(8)}\n")
+    return PackageCache(root)
 
 
 class HashMismatch(Exception):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.cache.fill import fill_cache
-from ngc_builder.cache.store import PackageCache, default_root
+from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.commands.guard import EXIT_OK
 from ngc_builder.commands.prepare import prepare
 
@@ -24,7 +24,7 @@ class FetchOptions:
 
 def fetch_command(options: FetchOptions) -> int:
     prepared = prepare(options.manifest, options.root, stack_check=False)
-    cache = PackageCache(options.cache_dir or default_root())
+    cache = open_cache(options.cache_dir or default_root())
     filled = fill_cache(cache, prepared.loaded, prepared.plan.images, prepared.lock,
                         lambda text: print(f"fetch: {text}", file=sys.stderr))
     if options.as_json:

@@ -12,7 +12,7 @@ from pathlib import Path
 from ngc_builder.build.image import project_source
 from ngc_builder.build.osbase import Strategy, locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
-from ngc_builder.cache.store import PackageCache, default_root
+from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.commands.prepare import Prepared, prepare, registry_option
 from ngc_builder.commands.validate import slurm_site
@@ -216,7 +216,7 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
     # The cache first: a locked OS base is built from its .debs there.
     network = ready_cache(services.engine, prepared.loaded, prepared.lock, selected,
                           options.offline, services.ui)
-    cache = PackageCache(default_root())
+    cache = open_cache(default_root())
     locked = {name: locked_bootstrap(entry, cache.deb_path)
               for name, entry in prepared.lock.os.items()}
     state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,

@@ -7,7 +7,7 @@ from ngc_builder.cache.address import cache_port
 from ngc_builder.cache.fill import fill_cache, index_cache, missing_files
 from ngc_builder.cache.network import BuildNetwork, build_network
 from ngc_builder.cache.server import ensure_serving
-from ngc_builder.cache.store import PackageCache, default_root
+from ngc_builder.cache.store import PackageCache, default_root, open_cache
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import ReleaseLock
 from ngc_builder.manifest.load import LoadedRelease
@@ -19,7 +19,7 @@ from ngc_builder.services.engine import Engine
 def ready_cache(engine: Engine, loaded: LoadedRelease, lock: ReleaseLock,
                 selected: list[ImageSpec], offline: bool, ui: Ui) -> BuildNetwork:
     """Fill (or, offline, only check) the cache, then serve it to the builds."""
-    cache = PackageCache(default_root())
+    cache = open_cache(default_root())
     if offline:
         _require_complete(cache, loaded, selected, lock)
         index_cache(cache, selected, lock)
@@ -32,7 +32,7 @@ def ready_cache(engine: Engine, loaded: LoadedRelease, lock: ReleaseLock,
 
 def serve_cache(engine: Engine, offline: bool, ui: Ui) -> BuildNetwork:
     """The filled cache served on `engine`'s build network (each build host gets its own)."""
-    cache = PackageCache(default_root())
+    cache = open_cache(default_root())
     network = build_network(engine, offline)
     url = ensure_serving(cache, network.cache_address, cache_port())
     ui.step("cache", f"serving {cache.root} at {url} (builds: ngc-cache, "

@@ -1,13 +1,26 @@
-"""The cache server's request log: one line per request, rotated so that a server living across
-months of releases cannot fill the disk."""
+"""The cache server: its request log rotates (a server living across months of releases cannot
+fill the disk), and it serves every container on the bridge only the cache's own files."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import requests
 
 from ngc_builder.cache import serve
+from ngc_builder.cache.server import ensure_serving
+from ngc_builder.cache.store import MARKER, PackageCache, open_cache
+from ngc_builder.errors import InputError, StepError
 
 pytestmark = pytest.mark.unit
 
@@ -28,3 +41,89 @@ def test_the_request_log_rotates_and_keeps_two_older_files(
     assert kept == ["requests.log", "requests.log.1", "requests.log.2"]
     assert all(path.stat().st_size <= 4096 for path in tmp_path.iterdir())
     assert log.read_text().splitlines()[-1].endswith(f"{399:064d}/x.whl HTTP/1.1 200 -")
+
+
+@pytest.fixture
+def cache_root(tmp_path: Path) -> Path:
+    """A cache beside a home folder holding a credential, as a mistyped NGC_CACHE_DIR would
+    put one: wheels, an index page, the marker, logs, and links that lead out."""
+    home = tmp_path / "home"
+    (home / ".docker").mkdir(parents=True)
+    (home / ".docker" / "config.json").write_text(SECRET)
+    root = tmp_path / "cache"
+    (root / "files" / "ab").mkdir(parents=True)
+    (root / "files" / "ab" / "x-1-py3-none-any.whl").write_bytes(b"wheel")
+    (root / "simple" / "x").mkdir(parents=True)
+    (root / "simple" / "x" / "index.html").write_text("<a>x</a>")
+    (root / "logs").mkdir()
+    (root / "logs" / "requests-172.17.0.1-3149.log").write_text("172.17.0.5 GET /files/...")
+    (root / MARKER).write_text("ngc-builder package cache 0011\n")
+    (root / "files" / "leak.whl").symlink_to(home / ".docker" / "config.json")
+    (root / "apt").symlink_to(home)
+    (root / "stray.txt").write_text("not the cache's")
+    return root
+
+
+SECRET = '{"auths": {"reg.example": {"auth": "cm9ib3Q6c2VjcmV0"}}}'
+
+
+@contextlib.contextmanager
+def serving(root: Path, idle: float = serve.IDLE_SECONDS) -> Iterator[str]:
+    handler = type("Quiet", (serve.CacheHandler,), {"timeout": idle,
+                                                    "log_message": lambda *args: None})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(("path", "status"), [
+    ("/files/ab/x-1-py3-none-any.whl", 200), ("/simple/x/", 200), (f"/{MARKER}", 200),
+    ("/files/leak.whl", 404), ("/apt/.docker/config.json", 404),  # links out of the cache
+    ("/files/", 404), ("/files/ab/", 404), ("/", 404),  # no listing
+    ("/logs/requests-172.17.0.1-3149.log", 404), ("/stray.txt", 404),
+    ("/files/../stray.txt", 404), ("/%2e%2e/home/.docker/config.json", 404),
+])
+def test_only_the_caches_own_trees_are_served(cache_root: Path, path: str, status: int) -> None:
+    with serving(cache_root) as url:
+        answer = requests.get(url + path, timeout=5, allow_redirects=False)
+    assert answer.status_code == status
+    assert "cm9ib3Q6c2VjcmV0" not in answer.text and "172.17.0.5" not in answer.text
+
+
+def test_an_idle_half_sent_request_is_dropped(cache_root: Path) -> None:
+    with serving(cache_root, idle=0.5) as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as half:
+            half.sendall(b"GET /files/ab/x-1-py3-none-any.whl HTTP/1.1\r\nHost: x\r\n")
+            started = time.monotonic()
+            assert half.recv(1024) == b""  # closed by the server, not by our 5 s timeout
+            assert time.monotonic() - started < 4
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "::", "", "ngc-cache"])
+def test_a_wildcard_or_a_name_is_never_bound(tmp_path: Path, address: str) -> None:
+    with pytest.raises(ValueError):
+        serve.concrete_address(address)
+    done = subprocess.run([sys.executable, "-m", "ngc_builder.cache.serve", str(tmp_path),
+                           address, "0", str(tmp_path / "log")], capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert done.returncode != 0 and "ValueError" in done.stderr
+    with pytest.raises(StepError, match="the engine reports"):
+        ensure_serving(PackageCache(tmp_path), address, 3149)
+
+
+def test_a_folder_that_is_not_a_cache_is_refused_and_left_alone(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    with pytest.raises(InputError, match=r"not a package cache: no ngc-cache.txt and it holds "
+                                         r"'\.ssh'"):
+        open_cache(home)
+    assert sorted(path.name for path in home.iterdir()) == [".ssh"]
+    assert (open_cache(tmp_path / "new").root / MARKER).is_file()  # made in a new folder
+    (tmp_path / "older" / "files").mkdir(parents=True)  # a cache from before the marker
+    assert (open_cache(tmp_path / "older").root / MARKER).is_file()
