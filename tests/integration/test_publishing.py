@@ -107,6 +107,10 @@ def test_a_bump_rebuilds_only_that_image_and_needs_force_to_move_its_tag(
     relocked = cli("lock", str(project.manifest), "--only", "jax")
     assert relocked.returncode == 0, relocked.stderr[-2000:]
     assert "changed: +six 1.17.0" in relocked.stdout
+    # The new wheel into the cache, as a user does before an --offline release: no earlier
+    # run on this machine decides whether it is there.
+    fetched = cli("fetch", str(project.manifest))
+    assert fetched.returncode == 0, fetched.stderr[-2000:]
     plan = json.loads(cli("plan", str(project.manifest), "--registry", project.registry,
                           "--build-dir", str(project.build_dir), "--json").stdout)["images"]
     jax = next(i for i in plan if i["image"] == "jax")
