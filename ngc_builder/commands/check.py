@@ -8,8 +8,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.cache.store import PackageCache, default_root
 from ngc_builder.commands.guard import EXIT_OK
-from ngc_builder.commands.prepare import fresh_lock
+from ngc_builder.commands.prepare import fresh_lock, require_closure
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.plan.dag import plan_release
@@ -30,12 +31,17 @@ def check_command(options: CheckOptions) -> int:
         check_stacks(loaded)
     plan = plan_release(loaded)
     lock = fresh_lock(loaded, plan)  # a stale lock names each image and what changed
+    # Read only: the cache's wheels give their metadata; what it lacks stays unchecked.
+    closure = require_closure(loaded, plan, lock, plan.images, PackageCache(default_root()))
     render_release(loaded, plan, lock)  # template mistakes are input mistakes too
     images = [image.name for image in plan.images]
     if options.as_json:
-        print(json.dumps({"release": loaded.release.release, "ok": True, "images": images}))
+        print(json.dumps({"release": loaded.release.release, "ok": True, "images": images,
+                          "closure_unchecked": closure.unchecked}))
     else:
         stacks = "stack check skipped (--offline)" if options.offline else "stacks match"
+        unchecked = (f" (not {', '.join(closure.unchecked)}: wheels not in the package "
+                     "cache, `ngc-builder fetch`)" if closure.unchecked else "")
         print(f"{options.manifest}: ok: release {loaded.release.release}, {stacks}, "
-              f"lock fresh, images: {', '.join(images)}")
+              f"lock fresh, lock content checked{unchecked}, images: {', '.join(images)}")
     return EXIT_OK

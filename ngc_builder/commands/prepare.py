@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.build.image import project_revision
+from ngc_builder.cache.store import PackageCache
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.lock.inputs import stale_problems, with_locked_os
+from ngc_builder.lock.closure import Closure, cached_requires, check_closure
+from ngc_builder.lock.inputs import shown_path, stale_problems, with_locked_os
 from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.manifest.stacks import check_stacks
-from ngc_builder.plan.dag import ReleasePlan, plan_release
+from ngc_builder.plan.dag import ImageSpec, ReleasePlan, plan_release
 from ngc_builder.render.contexts import RenderedImage, render_release
 from ngc_builder.services.registry import HttpRegistry, Registry, parse_registry
 
@@ -66,3 +68,14 @@ def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = No
     plan = with_locked_os(plan, lock)
     revision = project_revision(loaded.root)
     return Prepared(loaded, plan, lock, render_release(loaded, plan, lock), revision)
+
+
+def require_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
+                    images: list[ImageSpec], cache: PackageCache) -> Closure:
+    """Input errors naming each image whose locked wheels are not its requirements' closure,
+    read from the wheels in `cache` (images with a wheel it lacks are left unchecked)."""
+    found = check_closure(loaded, plan, lock, images, cached_requires(cache.wheel_path),
+                          shown_path(lock_path(loaded.manifest), loaded.root))
+    if found.problems:
+        raise InputError(found.problems)
+    return found

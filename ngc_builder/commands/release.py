@@ -14,7 +14,7 @@ from ngc_builder.build.osbase import Strategy, locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
-from ngc_builder.commands.prepare import Prepared, prepare, registry_option
+from ngc_builder.commands.prepare import Prepared, prepare, registry_option, require_closure
 from ngc_builder.commands.validate import slurm_site
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.site import load_site, site_path
@@ -217,6 +217,8 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
     network = ready_cache(services.engine, prepared.loaded, prepared.lock, selected,
                           options.offline, services.ui)
     cache = open_cache(default_root())
+    # Every wheel of the selected images is in the cache now: their metadata is at hand.
+    require_closure(prepared.loaded, prepared.plan, prepared.lock, selected, cache)
     locked = {name: locked_bootstrap(entry, cache.deb_path)
               for name, entry in prepared.lock.os.items()}
     state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,

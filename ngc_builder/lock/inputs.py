@@ -53,7 +53,7 @@ def image_inputs(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec,
               "target": [f"python {target.python}", f"glibc {target.glibc}", target.machine],
               "os": [base.name, base.os_version]}
     inputs["below"] = [f"{name} {_digest(lock.for_image(name))}"
-                       for name in _ancestors(plan, spec)]
+                       for name in ancestors(plan, spec)]
     return inputs
 
 
@@ -65,7 +65,8 @@ def with_locked_os(plan: ReleasePlan, lock: ReleaseLock) -> ReleasePlan:
     return replace(plan, os_refs=refs)
 
 
-def _ancestors(plan: ReleasePlan, spec: ImageSpec) -> list[str]:
+def ancestors(plan: ReleasePlan, spec: ImageSpec) -> list[str]:
+    """`spec`'s parent, its parent, ... up to the base image."""
     names: list[str] = []
     node = spec.parent
     while node is not None:
@@ -84,7 +85,7 @@ def _digest(image: ImageLock | None) -> str:
 def stale_problems(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock | None,
                    path: Path) -> list[Problem]:
     """Every image whose lock is missing or was resolved from other inputs, by name."""
-    shown = _shown(path, loaded.root)
+    shown = shown_path(path, loaded.root)
     if lock is None:
         return [Problem(shown, 1, "lock", f"no lock for release {plan.release}: run "
                         "`ngc-builder lock MANIFEST`")]
@@ -127,7 +128,8 @@ def _change(key: str, old: list[str], new: list[str]) -> str:
     return f"{key}: {' '.join(parts) or 'reordered'}"
 
 
-def _shown(path: Path, root: Path) -> str:
+def shown_path(path: Path, root: Path) -> str:
+    """`path` as errors name it: relative to the project root when it lies inside."""
     try:
         return str(path.resolve().relative_to(root.resolve()))
     except ValueError:

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.lock.where import value_line
 
 LOCK_FORMAT = 1
 SHA256_RE = r"^[0-9a-f]{64}$"
@@ -103,11 +104,24 @@ def load_lock(path: Path) -> ReleaseLock | None:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError([Problem(str(path), 1, "lock", str(exc))]) from None
     try:
-        return ReleaseLock.model_validate_json(text)
+        data = json.loads(text)
+    except ValueError as exc:
+        line = getattr(exc, "lineno", 1)
+        raise InputError([Problem(str(path), line, "lock", f"not JSON: {exc}")]) from None
+    if isinstance(data, dict) and data.get("format", LOCK_FORMAT) != LOCK_FORMAT:
+        # A newer (or made-up) format is not read as this one: its fields may mean otherwise.
+        raise InputError([Problem(str(path), value_line(text, ["format"]), "format",
+                                  f"{data['format']!r} is not a lock format this ngc-builder "
+                                  f"reads ({LOCK_FORMAT}): lock again, or update ngc-builder")])
+    try:
+        return ReleaseLock.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        raise InputError([Problem(str(path), 1, where or "lock", error["msg"])]) from None
+        problems = []
+        for error in exc.errors()[:20]:
+            where = ".".join(str(part) for part in error["loc"])
+            problems.append(Problem(str(path), value_line(text, error["loc"]), where or "lock",
+                                    error["msg"]))
+        raise InputError(problems) from None
 
 
 def dump_lock(lock: ReleaseLock) -> str:

@@ -46,7 +46,23 @@ def test_no_lock_is_none_and_a_damaged_lock_names_the_field(tmp_path: Path) -> N
     path.write_text(dump_lock(sample()).replace(sha("numpy==2.5.5"), "not-a-hash"))
     with pytest.raises(InputError) as caught:
         load_lock(path)
-    assert str(caught.value).startswith(f"{path}:1: images.jax.pip.1.sha256: ")
+    line = next(number for number, text in enumerate(path.read_text().splitlines(), 1)
+                if "not-a-hash" in text)
+    assert line > 1 and str(caught.value).startswith(f"{path}:{line}: images.jax.pip.1.sha256: ")
+
+
+@pytest.mark.parametrize(("text", "line", "field"), [
+    ('{\n  "format": 2,\n  "release": "26.11",\n  "images": {}\n}\n', 2, "format"),
+    ('{\n  "format": "1",\n  "images": {}\n}\n', 2, "format"),
+    ('{\n  "format": 1,\n  "release": "26.11",\n  "images": {\n}\n', 6, "lock"),
+])
+def test_an_unknown_format_or_broken_json_is_refused_at_its_line(
+        tmp_path: Path, text: str, line: int, field: str) -> None:
+    path = tmp_path / "26.11.lock.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_lock(path)
+    assert str(caught.value.problems[0]).startswith(f"{path}:{line}: {field}: ")
 
 
 def test_nothing_that_could_carry_shell_syntax_is_accepted(tmp_path: Path) -> None:

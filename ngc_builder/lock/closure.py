@@ -1,0 +1,150 @@
+"""A lock's content follows from its inputs: every wheel an image locks is asked for by one of
+its requirements or, through the Requires-Dist metadata of a locked wheel, by another locked
+wheel; everything those ask for is locked (in the image or below it).
+
+The inputs check (`inputs.py`) says whether the lock was resolved from today's manifest; this
+says whether the package lists are what that resolution gives. A wheel appended by hand to
+an image's `pip` list, with a good hash, passed the first and was installed; here it is
+named, with its image, before anything is built.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+
+from packaging.markers import Marker, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+
+from ngc_builder.errors import Problem
+from ngc_builder.lock.inputs import ancestors, pip_requirements, target_of
+from ngc_builder.lock.models import PipPackage, ReleaseLock, normalise
+from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.wheels import Target
+from ngc_builder.plan.dag import ImageSpec, ReleasePlan
+
+# A locked wheel's Requires-Dist, None when its metadata is not at hand (then nothing it
+# might ask for can be ruled out, and unasked packages of that image are not named).
+Requires = Callable[[PipPackage, Target], tuple[str, ...] | None]
+
+
+def cached_requires(wheel_path: Callable[[PipPackage], Path]) -> Requires:
+    """Requires-Dist read from the cached wheel (its hash was checked when it entered)."""
+    def requires(package: PipPackage, target: Target) -> tuple[str, ...] | None:
+        path = wheel_path(package)
+        return wheel_requires(path) if path.is_file() else None
+    return requires
+
+
+def wheel_requires(path: Path) -> tuple[str, ...] | None:
+    try:
+        with zipfile.ZipFile(path) as wheel:
+            name = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")
+                        and n.count("/") == 1)
+            text = wheel.read(name).decode("utf-8", errors="replace")
+    except (OSError, zipfile.BadZipFile, StopIteration):
+        return None
+    return tuple(HeaderParser().parsestr(text).get_all("Requires-Dist") or ())
+
+
+@dataclass(frozen=True)
+class Closure:
+    problems: list[Problem]
+    unchecked: list[str]  # images with a wheel whose metadata was not at hand
+
+
+def check_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
+                  images: list[ImageSpec], requires: Requires, shown: str) -> Closure:
+    """Each of `images` whose locked wheels are not exactly its requirements' closure."""
+    problems, unchecked = [], []
+    for spec in images:
+        walk = _walk(loaded, plan, lock, spec, requires)
+        if walk is None:
+            continue
+        problems += [Problem(shown, 1, f"images.{spec.name}.pip", message)
+                     for message in walk.problems]
+        if walk.unknown:
+            unchecked.append(spec.name)
+    return Closure(problems, unchecked)
+
+
+def _walk(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock, spec: ImageSpec,
+          requires: Requires) -> _Walk | None:
+    locked = lock.for_image(spec.name)
+    if locked is None or locked.error is not None:
+        return None
+    own = {package.name: package for package in locked.pip}
+    below = {package.name for name in ancestors(plan, spec)
+             if (entry := lock.for_image(name)) is not None for package in entry.pip}
+    walk = _Walk(own, below, target_of(loaded, spec), requires)
+    for text in pip_requirements(loaded, spec):
+        walk.visit(Requirement(text), "the manifest")
+    if not walk.unknown:  # with every wheel's metadata read, what was not reached is extra
+        walk.problems += [f"{name}=={own[name].version} is locked, but no requirement of the "
+                          "image and no locked wheel's metadata asks for it (lock again)"
+                          for name in sorted(set(own) - walk.reached)]
+    return walk
+
+
+class _Walk:
+    """The requirements' closure over the locked wheels, depth first, each (name, extras)
+    once."""
+
+    def __init__(self, own: dict[str, PipPackage], below: set[str], target: Target,
+                 requires: Requires) -> None:
+        self.own, self.below, self.target, self.requires = own, below, target, requires
+        self.reached: set[str] = set()
+        self.seen: set[tuple[str, frozenset[str]]] = set()
+        self.unknown: list[str] = []
+        self.problems: list[str] = []
+
+    def visit(self, requirement: Requirement, asked_by: str) -> None:
+        name = normalise(requirement.name)
+        if name in self.below:
+            return  # the parent's closure, checked with the parent
+        package = self.own.get(name)
+        if package is None:
+            self.problems.append(f"{requirement} (asked by {asked_by}) is not locked")
+            return
+        if not requirement.specifier.contains(package.version, prereleases=True):
+            self.problems.append(f"{name}=={package.version} is locked, but {asked_by} asks "
+                                 f"for {requirement}")
+        key = (name, frozenset(requirement.extras))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.reached.add(name)
+        self._visit_dependencies(package, requirement.extras)
+
+    def _visit_dependencies(self, package: PipPackage, extras: set[str]) -> None:
+        found = self.requires(package, self.target)
+        if found is None:
+            self.unknown.append(package.name)
+            return
+        for text in found:
+            try:
+                dependency = Requirement(text)
+            except InvalidRequirement:
+                continue  # pip skips what it cannot read too
+            if applies(dependency.marker, self.target, extras):
+                self.visit(dependency, f"{package.name} {package.version}")
+
+
+def applies(marker: Marker | None, target: Target, extras: set[str]) -> bool:
+    """The marker as pip evaluates it for the image's target, for any of the extras asked."""
+    if marker is None:
+        return True
+    environment = {"python_version": target.python, "python_full_version": f"{target.python}.0",
+                   "implementation_name": "cpython", "platform_python_implementation": "CPython",
+                   "implementation_version": f"{target.python}.0", "sys_platform": "linux",
+                   "platform_system": "Linux", "platform_machine": target.machine,
+                   "os_name": "posix", "platform_release": "", "platform_version": ""}
+    try:
+        return any(marker.evaluate({**environment, "extra": extra})
+                   for extra in ("", *sorted(extras)))
+    except UndefinedEnvironmentName:
+        return False
+

@@ -1,0 +1,96 @@
+"""A lock's wheels are exactly the closure of each image's requirements through the locked
+wheels' metadata: a wheel appended by hand, or one taken out, is named with its image."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ngc_builder.lock.closure import applies, check_closure, wheel_requires
+from ngc_builder.lock.models import PipPackage, ReleaseLock
+from ngc_builder.manifest.load import load_release
+from ngc_builder.manifest.wheels import Target
+from ngc_builder.plan.dag import plan_release
+from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.locks import fake_lock, wheel
+
+pytestmark = pytest.mark.unit
+TARGET = Target("3.13", "2.41")
+
+
+def checked(write_release: WriteRelease, edit: dict[str, list[PipPackage]] | None = None,
+            requires: dict[str, tuple[str, ...] | None] | None = None) -> tuple[list[str],
+                                                                                 list[str]]:
+    loaded = load_release(write_release(GOOD_RELEASE))
+    plan = plan_release(loaded)
+    lock = fake_lock(loaded, plan)
+    images = {name: image.model_copy(update={"pip": edit[name]}) if edit and name in edit
+              else image for name, image in lock.images.items()}
+    lock = ReleaseLock(release=lock.release, images=images, os=lock.os)
+    answers = requires or {}
+    found = check_closure(loaded, plan, lock, plan.images,
+                          lambda package, target: answers.get(package.name, ()), "26.11.lock.json")
+    return [str(problem) for problem in found.problems], found.unchecked
+
+
+def jax_wheels(write_release: WriteRelease) -> list[PipPackage]:
+    loaded = load_release(write_release(GOOD_RELEASE))
+    jax = fake_lock(loaded, plan_release(loaded)).images["jax"]
+    return list(jax.pip)
+
+
+def test_a_lock_as_resolved_is_its_closure(write_release: WriteRelease) -> None:
+    assert checked(write_release) == ([], [])
+
+
+def test_a_wheel_appended_by_hand_is_named_with_its_image(write_release: WriteRelease) -> None:
+    added = [*jax_wheels(write_release), wheel("evil-helper", "1.0")]
+    problems, _ = checked(write_release, {"jax": added})
+    assert problems == ["26.11.lock.json:1: images.jax.pip: evil-helper==1.0 is locked, but no "
+                        "requirement of the image and no locked wheel's metadata asks for it "
+                        "(lock again)"]
+
+
+def test_a_dependency_taken_out_or_at_another_version_is_named(
+        write_release: WriteRelease) -> None:
+    wheels = jax_wheels(write_release)
+    first = wheels[0]
+    problems, _ = checked(write_release, {"jax": [*wheels, wheel("numpy", "1.0")]},
+                          {first.name: ("numpy>=2", "scipy; python_version >= '3.10'",
+                                        "typing-extensions; python_version < '3.8'")})
+    assert problems == [
+        f"26.11.lock.json:1: images.jax.pip: numpy==1.0 is locked, but {first.name} "
+        f"{first.version} asks for numpy>=2",
+        f"26.11.lock.json:1: images.jax.pip: scipy; python_version >= \"3.10\" (asked by "
+        f"{first.name} {first.version}) is not locked"]
+
+
+def test_without_every_wheels_metadata_nothing_is_called_unasked(
+        write_release: WriteRelease) -> None:
+    wheels = jax_wheels(write_release)
+    problems, unchecked = checked(write_release, {"jax": [*wheels, wheel("extra", "1.0")]},
+                                  {wheels[0].name: None})
+    assert problems == [] and unchecked == ["jax"]
+
+
+def test_markers_are_read_for_the_images_target_and_its_extras() -> None:
+    from packaging.markers import Marker
+
+    assert applies(Marker("sys_platform == 'linux' and python_version >= '3.12'"), TARGET, set())
+    assert not applies(Marker("sys_platform == 'win32'"), TARGET, set())
+    assert not applies(Marker("extra == 'cuda'"), TARGET, set())
+    assert applies(Marker("extra == 'cuda'"), TARGET, {"cuda"})
+
+
+def test_requires_dist_is_read_from_the_wheel_itself(tmp_path: Path) -> None:
+    path = tmp_path / "x-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as made:
+        made.writestr("x-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: x\n"
+                      "Version: 1.0\nRequires-Dist: numpy>=2\nRequires-Dist: rich; extra == "
+                      "'cli'\n\nlong description\nRequires-Dist: not-a-header\n")
+    assert wheel_requires(path) == ("numpy>=2", "rich; extra == 'cli'")
+    (tmp_path / "bad.whl").write_bytes(b"not a zip")
+    assert wheel_requires(tmp_path / "bad.whl") is None
