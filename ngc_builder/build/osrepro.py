@@ -25,7 +25,7 @@ from pathlib import Path
 
 import docker.errors
 
-from ngc_builder.cache.apt_repo import cache_file, deb_stanza, packages_index, repo_path
+from ngc_builder.cache.apt_repo import cache_file, packages_index, read_stanza, repo_path
 from ngc_builder.cache.store import file_sha256
 from ngc_builder.errors import StepError
 from ngc_builder.lock.apt import (
@@ -157,7 +157,7 @@ def flat_repo(packages: list[AptPackage], debs: Callable[[AptPackage], Path],
                 os.link(deb, target)
             except OSError:  # another filesystem
                 shutil.copyfile(deb, target)
-        entries.append((package, deb_stanza(deb)))
+        entries.append((package, read_stanza(deb, "os-base", "bootstrap")))
     repo = repo_path(packages)
     (root / repo).mkdir(parents=True, exist_ok=True)
     (root / repo / "Packages").write_text(packages_index(entries), encoding="utf-8")

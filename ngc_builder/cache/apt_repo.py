@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import io
+import lzma
 import shlex
 import tarfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from ngc_builder.cache.address import build_url
+from ngc_builder.errors import StepError
 from ngc_builder.lock.models import AptPackage
 
 AR_MAGIC = b"!<arch>\n"
@@ -39,16 +42,32 @@ def deb_stanza(deb: Path) -> str:
     data = deb.read_bytes()
     if not data.startswith(AR_MAGIC):
         raise DebError(f"{deb.name}: not an ar archive")
-    name, member = _control_member(data, deb.name)
-    if name.endswith(".zst"):
-        raise DebError(f"{deb.name}: {name} is zstd-compressed, which is not supported")
+    try:
+        name, member = _control_member(data, deb.name)
+        if name.endswith(".zst"):
+            raise DebError(f"{deb.name}: {name} is zstd-compressed, which is not supported")
+        return _control_file(member, name, deb.name)
+    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, UnicodeDecodeError,
+            ValueError) as exc:  # damaged bytes: whatever layer notices, one line naming it
+        raise DebError(f"{deb.name}: damaged .deb ({exc.__class__.__name__})") from None
+
+
+def read_stanza(deb: Path, image: str, step: str) -> str:
+    """deb_stanza, a damaged .deb failing `image`'s `step` (its hash fit a hostile lock)."""
+    try:
+        return deb_stanza(deb)
+    except DebError as exc:
+        raise StepError(image, step, str(exc)) from None
+
+
+def _control_file(member: bytes, name: str, label: str) -> str:
     with tarfile.open(fileobj=io.BytesIO(member), mode="r:*") as tar:
         for info in tar.getmembers():
             if info.isfile() and info.name.lstrip("./") == "control":
                 extracted = tar.extractfile(info)
                 assert extracted is not None  # a regular file always has contents
                 return extracted.read().decode("utf-8").strip("\n") + "\n"
-    raise DebError(f"{deb.name}: {name} has no control file")
+    raise DebError(f"{label}: {name} has no control file")
 
 
 def _control_member(data: bytes, label: str) -> tuple[str, bytes]:

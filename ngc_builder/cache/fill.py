@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ngc_builder.cache.apt_repo import DebError
 from ngc_builder.cache.fetch import fetch_debs, fetch_wheels
 from ngc_builder.cache.index import write_apt_repo, write_simple_index
 from ngc_builder.cache.store import PackageCache
@@ -53,7 +54,10 @@ def index_cache(cache: PackageCache, images: Iterable[ImageSpec], lock: ReleaseL
     for spec in images:
         locked = lock.for_image(spec.name)
         if locked is not None and locked.apt:
-            write_apt_repo(cache, locked.apt)
+            try:
+                write_apt_repo(cache, locked.apt)
+            except DebError as exc:  # its hash fit the lock: the lock names a damaged file
+                raise StepError(spec.name, "cache", str(exc)) from None
 
 
 def _wheels_by_target(loaded: LoadedRelease, specs: list[ImageSpec],

@@ -41,25 +41,32 @@ def report_command(options: ReportOptions, registry: Registry | None = None) -> 
     if options.as_json:
         print(record.model_dump_json(indent=2))
         return EXIT_OK
+    # Everything made before anything is written: a bad registry or an unreachable one
+    # leaves no matrix without its notes, and no archive without either.
+    matrix = support_matrix(loaded, record, path)
+    notes = _notes(options, loaded, record, path, registry) if options.notes else None
     options.out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(options.out, support_matrix(loaded, record, path))
+    write_atomic(options.out, matrix)
     print(f"wrote {options.out}")
     if options.archive_dir is not None:
         print(f"archived {archive.write(options.archive_dir, options.manifest, record, path)}")
-    if options.notes is not None:
-        _write_notes(options, loaded, record, path, registry or _record_registry(record, path))
+    if notes is not None:
+        target, text = notes
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, text)
+        print(f"wrote {target}")
     return EXIT_OK
 
 
-def _write_notes(options: ReportOptions, loaded: LoadedRelease, record: ReleaseRecord,
-                 record_file: Path, registry: Registry) -> None:
+def _notes(options: ReportOptions, loaded: LoadedRelease, record: ReleaseRecord,
+           record_file: Path, registry: Registry | None) -> tuple[Path, str]:
+    """Where the release notes go, and their text."""
     assert options.notes is not None
     notes = options.notes
     target = notes / f"{record.release}.md" if notes.suffix != ".md" else notes
-    target.parent.mkdir(parents=True, exist_ok=True)
     archive_dir = options.archive_dir or archive.DEFAULT_DIR
-    write_atomic(target, release_notes(loaded, record, record_file, archive_dir, registry))
-    print(f"wrote {target}")
+    measured = registry or _record_registry(record, record_file)
+    return target, release_notes(loaded, record, record_file, archive_dir, measured)
 
 
 def _record_registry(record: ReleaseRecord, path: Path) -> Registry:

@@ -52,6 +52,11 @@ RECORD_DIR = "record"  # archive/<YY.MM>/record/: the release record and its evi
 
 
 def release_dir(archive: Path, release: str) -> Path:
+    """`archive/<YY.MM>`: the one place an archive path is made, so a release id from the
+    command line or a record (`../x`) never leads out of the archive."""
+    if not RELEASE_RE.fullmatch(release):
+        raise InputError([Problem("RELEASE", 1, "release",
+                                  f"{release[:40]!r} is not a release id (YY.MM)")])
     return archive / release
 
 

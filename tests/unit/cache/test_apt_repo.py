@@ -187,3 +187,17 @@ def test_the_check_passes_only_on_the_locked_versions(tmp_path: Path) -> None:
     assert wrong.stderr.strip() == "ngc-builder: b: locked 2.0, found installed 2.1"
     missing = _verify(tmp_path, {"b": "2.0"}, locked)
     assert missing.stderr.strip() == "ngc-builder: a: locked 1:1.0~rc1, found not installed"
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped"])
+def test_a_damaged_deb_is_one_line_naming_it(tmp_path: Path, damage: str) -> None:
+    """Its hash fit the lock (a hostile lock names it): an error line, not an internal error."""
+    good = make_deb(tmp_path / "libgomp1.deb", CONTROL).read_bytes()
+    start = good.index(b"control.tar.xz") + 60
+    flipped = bytes(byte ^ 0xFF for byte in good[start + 30:start + 90])
+    damaged = {"truncated": good[: start + 40],
+               "flipped": good[:start + 30] + flipped + good[start + 90:]}[damage]
+    (tmp_path / "libgomp1.deb").write_bytes(damaged)
+    with pytest.raises(DebError) as refused:
+        deb_stanza(tmp_path / "libgomp1.deb")
+    assert str(refused.value).startswith("libgomp1.deb: ") and "\n" not in str(refused.value)

@@ -340,3 +340,17 @@ def test_the_revision_is_the_framework_images_not_a_shared_layer_built_earlier()
               "mxnet": image(EARLIER, "26.11")}  # a rerun after a commit built the others
     assert archive.release_revision(images, "26.11") == REVISION
     assert archive.release_revision({"base": image(EARLIER, None)}, "26.11") is None
+
+
+@pytest.mark.parametrize("release", ["../x", "26.11/../../etc", "/etc", "26.13"])
+def test_a_release_id_never_leads_out_of_the_archive(tmp_path: Path, release: str) -> None:
+    from click.testing import CliRunner
+
+    from ngc_builder.cli import main
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "release.json").write_text('{"release": "x", "registry": "r"}')
+    result = CliRunner().invoke(main, ["rebuild", release, "--archive",
+                                       str(tmp_path / "archive")])
+    assert result.exit_code == 2
+    assert result.stderr == f"RELEASE:1: release: {release!r} is not a release id (YY.MM)\n"

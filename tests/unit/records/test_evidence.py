@@ -97,3 +97,21 @@ def test_catalog_reads_the_archived_manifest_within_the_yaml_bounds(tmp_path: Pa
                                        "--out", str(tmp_path / "site")])
     assert result.exit_code == 2
     assert "expands to more than 100000 values through aliases" in result.stderr
+
+
+def test_report_writes_nothing_when_the_notes_cannot_be_made(
+        tmp_path: Path, write_release: WriteRelease) -> None:
+    """A record whose registry is not one: `report` exited 2 after writing the matrix and
+    the archive; now everything is made before anything is written."""
+    fixture = write_all(tmp_path)
+    data = json.loads(fixture.record.read_text())
+    data["registry"] = "not a registry"
+    fixture.record.write_text(json.dumps(data))
+    written = [tmp_path / "matrix.md", tmp_path / "kept", tmp_path / "notes"]
+    result = CliRunner().invoke(main, [
+        "report", str(write_release(GOOD_RELEASE)), "--build-dir",
+        str(fixture.record.parent.parent), "--out", str(written[0]), "--archive",
+        str(written[1]), "--notes", str(written[2])])
+    assert result.exit_code == 2, result.output
+    assert "registry" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not any(path.exists() for path in written)
