@@ -44,6 +44,7 @@ from ngc_builder.pipeline.site_hosts import (
     ready_other_hosts,
     sweep_stale,
 )
+from ngc_builder.publish.keys import SigningKey, signing_key
 from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.lock import release_lock
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
@@ -150,10 +151,20 @@ def _services(options: ReleaseOptions, prepared: Prepared, host: Host, ui: Ui,
               cluster: ClusterValidation | None) -> RunServices:
     """The site's build hosts when it lists engines, else the one engine (DOCKER_HOST)."""
     entries = load_site(options.site, prepared.loaded.root).engines
+    signing = _signing(ui) if options.push else None
     if not entries:
-        return RunServices(host.connect(), ui, cluster=cluster)
+        return RunServices(host.connect(), ui, cluster=cluster, signing=signing)
     hosts = open_site_hosts(entries, host.open_host)
-    return RunServices(hosts[0].engine, ui, BuildHosts(hosts), cluster)
+    return RunServices(hosts[0].engine, ui, BuildHosts(hosts), cluster, signing)
+
+
+def _signing(ui: Ui) -> SigningKey:
+    """The release's signing key (docs/signing.md), read before anything is built."""
+    key = signing_key()
+    if key.made_now:
+        ui.step("signing", f"no NGC_SIGNING_KEY: made a key pair in {Path(key.source).parent} "
+                "(its public key goes beside the release notes)")
+    return key
 
 
 def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,

@@ -10,6 +10,7 @@ from ngc_builder.commands.guard import EXIT_OK
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.manifest.load import LoadedRelease, load_release
+from ngc_builder.publish.keys import public_pem, verifying_key
 from ngc_builder.records import archive
 from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.matrix import support_matrix
@@ -55,7 +56,16 @@ def report_command(options: ReportOptions, registry: Registry | None = None) -> 
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(target, text)
         print(f"wrote {target}")
+        _write_public_key(target.with_name(f"{record.release}.cosign.pub"))
     return EXIT_OK
+
+
+def _write_public_key(path: Path) -> None:
+    """The key the release's signatures verify with, beside its notes (docs/signing.md)."""
+    public, _ = verifying_key()
+    if public is not None:
+        write_atomic(path, public_pem(public))
+        print(f"wrote {path}")
 
 
 def _notes(options: ReportOptions, loaded: LoadedRelease, record: ReleaseRecord,

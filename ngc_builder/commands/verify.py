@@ -12,6 +12,7 @@ from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.commands.prepare import registry_option
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import plan_release
+from ngc_builder.publish.keys import verifying_key
 from ngc_builder.publish.verify import load_published, verify_tags
 from ngc_builder.services.registry import Registry
 
@@ -31,7 +32,7 @@ def verify_command(options: VerifyOptions, registry: Registry | None = None) -> 
     loaded = load_release(options.manifest, options.root)
     plan = plan_release(loaded, chosen)
     published = load_published(options.build_dir, plan.release, plan.registry.address)
-    checks = verify_tags(plan, published, list(loaded.release.aliases))
+    checks = verify_tags(plan, published, list(loaded.release.aliases), verifying_key())
     if options.as_json:
         print(json.dumps([check.to_dict() for check in checks], indent=2))
     for check in checks:

@@ -18,7 +18,7 @@ from ngc_builder.errors import StepError, os_problem
 from ngc_builder.pipeline import judge, reuse
 from ngc_builder.pipeline.on_cluster import validate_on_cluster
 from ngc_builder.pipeline.parents import parent_image
-from ngc_builder.pipeline.provenance import attach_sbom
+from ngc_builder.pipeline.provenance import attach_sbom, sign
 from ngc_builder.pipeline.run import ClusterValidation, Run
 from ngc_builder.pipeline.schedule import Ready
 from ngc_builder.plan.dag import ImageSpec
@@ -229,6 +229,7 @@ def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) ->
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message
         raise
+    sign(run, spec, record, digest)
     record.push.status, record.push.error = "ok", None
     record.push.promoted = done.tags
     record.push.forced += done.forced
@@ -272,3 +273,4 @@ def _tell_expectation(run: Run, record: ImageRecord) -> None:
     elif record.outcome == "xpass":
         run.ui.problem(record.name, "passed although the manifest expects it to fail: "
                                     "remove its expect_failure")
+

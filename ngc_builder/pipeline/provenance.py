@@ -15,6 +15,7 @@ from ngc_builder.publish.sbom import (
     push_sbom,
     sbom_tag,
 )
+from ngc_builder.publish.signing import sign_image
 from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.record import ImageRecord
 from ngc_builder.services.engine import image_exists
@@ -46,3 +47,18 @@ def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> 
         raise StepError(spec.name, "sbom", str(exc)) from None
     record.push.sbom = sbom_tag(digest)
     run.ui.step(spec.name, f"SBOM {spec.remote_repository(run.registry)}:{record.push.sbom}")
+
+
+def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
+    """The promoted image's cosign signature beside it (only images that passed get here)."""
+    key = run.services.signing
+    if key is None:
+        return
+    run.state.doing(spec.name, "sign")
+    try:
+        record.push.signature = sign_image(run.registry, spec.name, digest, key)
+    except RegistryError as exc:
+        record.push.status, record.push.error = "failed", f"sign: {exc}"
+        raise StepError(spec.name, "sign", str(exc)) from None
+    run.ui.step(spec.name, f"signed {spec.remote_repository(run.registry)}:"
+                f"{record.push.signature}")

@@ -14,6 +14,7 @@ from ngc_builder.manifest.site import SlurmSite
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.hosts import BuildHost, BuildHosts, one_host
 from ngc_builder.plan.dag import ReleasePlan
+from ngc_builder.publish.keys import SigningKey
 from ngc_builder.records.record import ReleaseRecord, save_record
 from ngc_builder.render.contexts import RenderedImage
 from ngc_builder.render.keys import ImageKey
@@ -78,6 +79,7 @@ class RunServices:
     ui: Ui
     hosts: BuildHosts | None = None
     cluster: ClusterValidation | None = None  # validation on Slurm instead of the build host
+    signing: SigningKey | None = None  # what every promoted image is signed with
 
     def __post_init__(self) -> None:
         if self.hosts is None:  # made once: the placements of the run are kept in it

@@ -5,11 +5,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric import ec
+
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.publish.sbom import check_sbom, sbom_tag
+from ngc_builder.publish.signing import signature_problem, signature_tag
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
 from ngc_builder.services.registry import RegistryError
+
+# The release's public key, or None and where one was looked for.
+Verifier = tuple[ec.EllipticCurvePublicKey | None, str]
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,9 @@ def load_published(build_dir: Path, release: str, registry: str) -> ReleaseRecor
     return section
 
 
-def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str]) -> list[TagCheck]:
+def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str],
+                public: Verifier | None = None) -> list[TagCheck]:
+    """Tags, SBOMs and (with `public`, the release's key) signatures of every image."""
     checks = []
     for spec in plan.images:
         if spec.entry is not None and spec.entry.expect_failure is not None:
@@ -48,7 +56,17 @@ def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str]) ->
         checks += [_check(plan, spec.name, tag, expected) for tag in (spec.tag, *aliases)]
         if expected is not None:
             checks.append(_sbom_check(plan, spec.name, expected))
+        if expected is not None and public is not None:
+            checks.append(_signature_check(plan, spec.name, expected, public))
     return checks
+
+
+def _signature_check(plan: ReleasePlan, name: str, digest: str, public: Verifier) -> TagCheck:
+    """A signature of exactly this digest by the release's key is beside the image."""
+    key, source = public
+    problem = (signature_problem(plan.registry, name, digest, key) if key is not None
+               else f"no public key to check signatures with ({source})")
+    return TagCheck(name, signature_tag(digest), digest, None if problem else digest, problem)
 
 
 def _sbom_check(plan: ReleasePlan, name: str, digest: str) -> TagCheck:

@@ -64,6 +64,7 @@ class PushRecord(BaseModel):
     forced: list[str] = Field(default_factory=list)
     sbom: str | None = None  # the tag of the image's SBOM, beside it in the registry
     staged: str | None = None  # --no-promote: the tag naming the candidate by its key
+    signature: str | None = None  # the tag of its cosign signature, once promoted and signed
 
 
 class ImageRecord(BaseModel):

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from ngc_builder.errors import CONTROL, InputError, Problem
@@ -31,6 +32,7 @@ class Variable:
     name: str
     accepts: str  # what the error line says it takes
     valid: Callable[[str], bool]
+    secret: bool = False  # any value goes, and none is ever shown
 
 
 def _choice(*choices: str) -> Callable[[str], bool]:
@@ -66,11 +68,16 @@ VARIABLES = {variable.name: variable for variable in (
     Variable("NGC_DOCKER_CERTS_D", "a folder", _any),
     Variable("NGC_CACHE_DIR", "a folder", _any),
     Variable("NGC_SITE", "a file", _any),
+    Variable("NGC_STATE_DIR", "a folder", _any),
+    Variable("NGC_SIGNING_KEY", "a cosign private key file, or env://VARIABLE",
+             lambda text: not text.startswith("env://") or bool(
+                 re.fullmatch(r"env://[A-Za-z_][A-Za-z0-9_]*", text))),
+    Variable("NGC_SIGNING_PASSWORD", "the signing key's password", _any, secret=True),
 )}
 
 
 def _problem(variable: Variable, text: str) -> EnvironmentProblem | None:
-    if not CONTROL.search(text) and variable.valid(text):
+    if variable.secret or (not CONTROL.search(text) and variable.valid(text)):
         return None
     shown = repr(text if len(text) <= 80 else text[:80] + "...")
     return EnvironmentProblem("(environment)", 0, variable.name,
@@ -106,3 +113,15 @@ def setting_float(name: str, default: float) -> float:
 
 def setting_flag(name: str) -> bool:
     return setting(name) == "1"
+
+
+def state_dir() -> Path:
+    """$NGC_STATE_DIR, else where ci/setup-engine.sh keeps its state: /var/lib/ngc-builder for
+    root, ~/.local/state/ngc-builder (XDG) for anyone else."""
+    configured = setting("NGC_STATE_DIR")
+    if configured:
+        return Path(configured)
+    if os.geteuid() == 0:
+        return Path("/var/lib/ngc-builder")
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "ngc-builder"

@@ -12,6 +12,7 @@ import pytest
 
 from ngc_builder.lock.models import dump_lock, load_lock, lock_path
 from ngc_builder.publish.sbom import check_sbom, sbom_tag
+from ngc_builder.publish.signing import signature_tag
 from ngc_builder.services.registry import parse_registry
 from tests.integration.conftest import ReleaseRun, cli
 
@@ -49,7 +50,9 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
         tags = parse_registry(ci_release.registry).list_tags(name)
         digest = image["push"]["digest"]
         # ...and the image's SBOM beside it, pushed before the release tag moved
-        assert sorted(tags) == sorted([TAG, f"{TAG}-rc1", key_tag, sbom_tag(digest)])
+        # ...and its cosign signature (tests/integration/test_signing.py checks it)
+        assert sorted(tags) == sorted([TAG, f"{TAG}-rc1", key_tag, sbom_tag(digest),
+                                       signature_tag(digest)])
         assert image["push"]["sbom"] == sbom_tag(digest)
         assert check_sbom(parse_registry(ci_release.registry), name, digest) is None
         for tag in (TAG, f"{TAG}-rc1", key_tag):  # one manifest, three names

@@ -99,3 +99,4 @@ def no_local_engine_quick_retries(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))  # no one's logins
     monkeypatch.setenv("NGC_DOCKER_CERTS_D", str(tmp_path / "certs.d"))
     monkeypatch.setenv("NGC_CACHE_DIR", str(tmp_path / "package-cache"))  # never the user's
+    monkeypatch.setenv("NGC_STATE_DIR", str(tmp_path / "state"))  # no one's signing key

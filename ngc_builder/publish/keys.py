@@ -1,0 +1,180 @@
+"""The release's signing key, in cosign's own encrypted format, so a team's existing cosign key
+works and `cosign verify --key` checks what we sign.
+
+cosign's private key file is PEM (`ENCRYPTED SIGSTORE PRIVATE KEY`, or the older `ENCRYPTED
+COSIGN PRIVATE KEY`) around JSON: the key's PKCS#8 DER sealed with NaCl's secretbox under a
+key derived by scrypt from the password. We read and write exactly that (PyNaCl for the
+secretbox, `cryptography` for ECDSA P-256); no cosign binary is needed to sign.
+
+Where the key comes from, in order: NGC_SIGNING_KEY (a file, or `env://VARIABLE` for a CI
+secret) with its password in NGC_SIGNING_PASSWORD or COSIGN_PASSWORD; else a key pair the
+builder made once in its state folder (empty password, mode 0600), said once when made.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from nacl.exceptions import CryptoError
+from nacl.secret import SecretBox
+
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import write_atomic
+from ngc_builder.services.environment import setting, state_dir
+
+PEM_LABELS = ("ENCRYPTED SIGSTORE PRIVATE KEY", "ENCRYPTED COSIGN PRIVATE KEY")
+SCRYPT = {"N": 65536, "r": 8, "p": 1}  # what `cosign generate-key-pair` uses
+KEY_FILE, PUBLIC_FILE = "cosign.key", "cosign.pub"
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    private: ec.EllipticCurvePrivateKey
+    source: str  # where it came from, for messages (never its contents)
+    made_now: bool = False
+
+    @property
+    def public_pem(self) -> str:
+        return public_pem(self.private.public_key())
+
+    def sign(self, payload: bytes) -> str:
+        """ECDSA P-256 over SHA-256, base64 DER: a cosign signature annotation."""
+        return base64.b64encode(self.private.sign(payload, ec.ECDSA(hashes.SHA256()))).decode()
+
+
+def public_pem(key: ec.EllipticCurvePublicKey) -> str:
+    return key.public_bytes(serialization.Encoding.PEM,
+                            serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+def key_id(public: str) -> str:
+    """A short name of a public key: the sha256 of its PEM, as it goes beside the notes."""
+    return hashlib.sha256(public.encode()).hexdigest()[:16]
+
+
+def load_public(text: str, where: str) -> ec.EllipticCurvePublicKey:
+    try:
+        key = serialization.load_pem_public_key(text.encode())
+    except ValueError:
+        raise InputError([Problem(where, 1, "key", "not a PEM public key")]) from None
+    if not isinstance(key, ec.EllipticCurvePublicKey):
+        raise InputError([Problem(where, 1, "key", "not an ECDSA public key")])
+    return key
+
+
+def verifies(public: ec.EllipticCurvePublicKey, payload: bytes, signature: str) -> bool:
+    try:
+        public.verify(base64.b64decode(signature, validate=True), payload,
+                      ec.ECDSA(hashes.SHA256()))
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def signing_key() -> SigningKey:
+    """The configured key, else the builder's own (made once)."""
+    configured = setting("NGC_SIGNING_KEY")
+    password = (setting("NGC_SIGNING_PASSWORD") or os.environ.get("COSIGN_PASSWORD")
+                or "").encode()
+    if configured:
+        text, where = _key_text(configured)
+        return SigningKey(decrypt(text, password, where), where)
+    folder = state_dir() / "signing"
+    if not (folder / KEY_FILE).is_file():
+        write_key_pair(folder, b"")
+        return SigningKey(decrypt((folder / KEY_FILE).read_text(), b"", str(folder)),
+                          str(folder / KEY_FILE), made_now=True)
+    return SigningKey(decrypt((folder / KEY_FILE).read_text(), password, str(folder / KEY_FILE)),
+                      str(folder / KEY_FILE))
+
+
+def _key_text(configured: str) -> tuple[str, str]:
+    if configured.startswith("env://"):
+        name = configured.removeprefix("env://")
+        text = os.environ.get(name)
+        if not text:
+            raise InputError([Problem("NGC_SIGNING_KEY", 0, "key", f"${name} is empty")])
+        return text, f"${name}"
+    try:
+        return Path(configured).read_text(encoding="utf-8"), configured
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem(configured, 1, "key", getattr(exc, "strerror", None)
+                                  or "not a text file")]) from None
+
+
+def decrypt(text: str, password: bytes, where: str) -> ec.EllipticCurvePrivateKey:
+    """cosign's encrypted private key -> the key; InputError naming `where` otherwise."""
+    try:
+        sealed = json.loads(base64.b64decode(_pem_body(text, where)))
+        params = sealed["kdf"]["params"]
+        box = SecretBox(_derive(password, base64.b64decode(sealed["kdf"]["salt"]), params))
+        der = box.decrypt(base64.b64decode(sealed["ciphertext"]),
+                          base64.b64decode(sealed["cipher"]["nonce"]))
+        key = serialization.load_der_private_key(der, None)
+    except CryptoError:
+        raise InputError([Problem(where, 1, "key", "wrong password (NGC_SIGNING_PASSWORD or "
+                                  "COSIGN_PASSWORD)")]) from None
+    except (ValueError, KeyError, TypeError):
+        raise InputError([Problem(where, 1, "key", "not a cosign private key")]) from None
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise InputError([Problem(where, 1, "key", "not an ECDSA key")])
+    return key
+
+
+def encrypt(key: ec.EllipticCurvePrivateKey, password: bytes) -> str:
+    salt, nonce = secrets.token_bytes(32), secrets.token_bytes(SecretBox.NONCE_SIZE)
+    der = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    sealed = SecretBox(_derive(password, salt, SCRYPT)).encrypt(der, nonce).ciphertext
+    body = json.dumps({"kdf": {"name": "scrypt", "params": SCRYPT,
+                               "salt": base64.b64encode(salt).decode()},
+                       "cipher": {"name": "nacl/secretbox",
+                                  "nonce": base64.b64encode(nonce).decode()},
+                       "ciphertext": base64.b64encode(sealed).decode()})
+    lines = base64.encodebytes(body.encode()).decode().replace("\n", "")
+    wrapped = "\n".join(lines[i:i + 64] for i in range(0, len(lines), 64))
+    return f"-----BEGIN {PEM_LABELS[0]}-----\n{wrapped}\n-----END {PEM_LABELS[0]}-----\n"
+
+
+def write_key_pair(folder: Path, password: bytes) -> None:
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = ec.generate_private_key(ec.SECP256R1())
+    write_atomic(folder / KEY_FILE, encrypt(key, password))
+    (folder / KEY_FILE).chmod(0o600)
+    write_atomic(folder / PUBLIC_FILE, public_pem(key.public_key()))
+
+
+def _derive(password: bytes, salt: bytes, params: dict[str, int]) -> bytes:
+    n, r, p = int(params["N"]), int(params["r"]), int(params["p"])
+    if not (2 <= n <= 1 << 20 and 1 <= r <= 16 and 1 <= p <= 4):  # a hostile file's cost
+        raise ValueError("scrypt parameters out of bounds")
+    return hashlib.scrypt(password, salt=salt, n=n, r=r, p=p, maxmem=256 << 20, dklen=32)
+
+
+def _pem_body(text: str, where: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines()]
+    if len(lines) < 3 or lines[0] not in {f"-----BEGIN {label}-----" for label in PEM_LABELS}:
+        raise InputError([Problem(where, 1, "key", "not a cosign private key (PEM "
+                                  f"{PEM_LABELS[0]})")])
+    return "".join(lines[1:-1])
+
+
+def verifying_key() -> tuple[ec.EllipticCurvePublicKey | None, str]:
+    """The public key `verify` checks signatures with: the configured signing key's, else
+    the builder's own (never made here); None and where it was looked for otherwise."""
+    if setting("NGC_SIGNING_KEY"):
+        key = signing_key()
+        return key.private.public_key(), key.source
+    public = state_dir() / "signing" / PUBLIC_FILE
+    if not public.is_file():
+        return None, f"NGC_SIGNING_KEY, or {public}"
+    return load_public(public.read_text(encoding="utf-8"), str(public)), str(public)

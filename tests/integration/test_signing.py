@@ -1,0 +1,107 @@
+"""Signatures as other tools check them: the real `cosign` (installed by ci/setup-host.sh)
+verifies what the release signed, on the release's registry and on one that wants
+credentials, and rejects an image changed after signing and a signature by another key."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ngc_builder.publish.keys import KEY_FILE, PUBLIC_FILE, SigningKey, decrypt, write_key_pair
+from ngc_builder.publish.signing import sign_image, signature_problem, signature_tag
+from ngc_builder.services.environment import state_dir
+from ngc_builder.services.registry import HttpRegistry, Manifest, parse_registry
+from tests.integration.conftest import ReleaseRun, cli
+from tests.integration.registries import PASSWORD, USER, free_port, htpasswd_registry
+
+pytestmark = pytest.mark.integration
+TAG = "26.11-py3"
+PUSHED = ("base", "cuda-mini", "jax")
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+
+
+def cosign_verify(reference: str, public: Path, docker_config: str | None = None
+                  ) -> subprocess.CompletedProcess[str]:
+    cosign = shutil.which("cosign")
+    assert cosign is not None, "cosign is missing: ci/setup-host.sh installs it"
+    env = {**os.environ, **({"DOCKER_CONFIG": docker_config} if docker_config else {})}
+    return subprocess.run([cosign, "verify", "--key", str(public), "--insecure-ignore-tlog=true",
+                           reference], capture_output=True, text=True, env=env, timeout=120,
+                          check=False)
+
+
+def test_cosign_verifies_every_image_the_release_promoted(ci_release: ReleaseRun) -> None:
+    public = state_dir() / "signing" / PUBLIC_FILE  # the builder's own key: none configured
+    for name in PUSHED:
+        image = ci_release.record["images"][name]
+        digest = image["push"]["digest"]
+        assert image["push"]["signature"] == signature_tag(digest)
+        done = cosign_verify(f"{ci_release.registry}/{name}:{TAG}", public)
+        assert done.returncode == 0, done.stderr
+        [claim] = json.loads(done.stdout)
+        assert claim["critical"]["image"]["docker-manifest-digest"] == digest
+    verified = cli("verify", str(ci_release.manifest), "--registry", ci_release.registry,
+                   "--build-dir", str(ci_release.build_dir), "--json")
+    signatures = [check for check in json.loads(verified.stdout)
+                  if check["tag"].endswith(".sig")]
+    assert len(signatures) == len(PUSHED) and all(c["problem"] is None for c in signatures)
+
+
+def put_image(registry: HttpRegistry, name: str, content: bytes) -> str:
+    config = registry.put_blob(name, content)
+    body = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST, "layers": [], "config": {
+        "mediaType": "application/vnd.oci.image.config.v1+json", "digest": config,
+        "size": len(content)}}).encode()
+    return registry.put_manifest(name, TAG, Manifest(
+        body, OCI_MANIFEST, "sha256:" + hashlib.sha256(body).hexdigest()))
+
+
+def key_pair(folder: Path, password: bytes) -> SigningKey:
+    write_key_pair(folder, password)
+    return SigningKey(decrypt((folder / KEY_FILE).read_text(), password, str(folder)), "test")
+
+
+def cosign_key_pair(folder: Path, password: str) -> SigningKey:
+    folder.mkdir()
+    cosign = shutil.which("cosign")
+    assert cosign is not None, "cosign is missing: ci/setup-host.sh installs it"
+    subprocess.run([cosign, "generate-key-pair"], cwd=folder, check=True, capture_output=True,
+                   env={**os.environ, "COSIGN_PASSWORD": password}, timeout=60)
+    text = (folder / KEY_FILE).read_text()
+    return SigningKey(decrypt(text, password.encode(), str(folder)), "cosign")
+
+
+def test_on_a_registry_that_wants_credentials_cosign_rejects_what_it_should(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "registry").mkdir()
+    with htpasswd_registry(tmp_path / "registry", free_port()) as running:
+        config = tmp_path / "docker-config"
+        config.mkdir()
+        auth = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+        (config / "config.json").write_text(json.dumps({"auths": {running.host: {
+            "auth": auth}}}))
+        monkeypatch.setenv("DOCKER_CONFIG", str(config))
+        registry = parse_registry(f"{running.host}/team")
+        signed = put_image(registry, "jax", b'{"architecture":"amd64","os":"linux"}')
+        # A team's existing key: made by cosign itself, read and used by our signer.
+        ours, theirs = cosign_key_pair(tmp_path / "ours", "pw"), key_pair(tmp_path / "theirs", b"")
+        sign_image(registry, "jax", signed, ours)
+        reference = f"{running.host}/team/jax:{TAG}"
+        done = cosign_verify(reference, tmp_path / "ours" / PUBLIC_FILE, str(config))
+        assert done.returncode == 0, done.stderr
+        other = cosign_verify(reference, tmp_path / "theirs" / PUBLIC_FILE, str(config))
+        assert other.returncode != 0 and "no matching signatures" in other.stderr
+        assert signature_problem(registry, "jax", signed,
+                                 theirs.private.public_key()) is not None
+        changed = put_image(registry, "jax", b'{"architecture":"amd64","os":"linux","x":1}')
+        after = cosign_verify(reference, tmp_path / "ours" / PUBLIC_FILE, str(config))
+        assert after.returncode != 0 and "no signatures found" in after.stderr
+        assert signature_problem(registry, "jax", changed, ours.private.public_key()) == (
+            f"not signed: no {signature_tag(changed)}")
