@@ -50,13 +50,17 @@ def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> 
 
 
 def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
-    """The promoted image's cosign signature beside it (only images that passed get here)."""
+    """The promoted image's cosign signature beside it, and its SBOM's (only images that
+    passed get here)."""
     key = run.services.signing
     if key is None:
         return
     run.state.doing(spec.name, "sign")
     try:
         record.push.signature = sign_image(run.registry, spec.name, digest, key)
+        sbom = run.registry.manifest_digest(spec.name, record.push.sbom or sbom_tag(digest))
+        if sbom is not None:
+            sign_image(run.registry, spec.name, sbom, key)
     except RegistryError as exc:
         record.push.status, record.push.error = "failed", f"sign: {exc}"
         raise StepError(spec.name, "sign", str(exc)) from None

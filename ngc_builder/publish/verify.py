@@ -57,8 +57,19 @@ def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str],
         if expected is not None:
             checks.append(_sbom_check(plan, spec.name, expected))
         if expected is not None and public is not None:
-            checks.append(_signature_check(plan, spec.name, expected, public))
+            checks += _signature_checks(plan, spec.name, expected, public)
     return checks
+
+
+def _signature_checks(plan: ReleasePlan, name: str, digest: str,
+                      public: Verifier) -> list[TagCheck]:
+    """The image's signature, and its SBOM's when the SBOM is there."""
+    try:
+        sbom = plan.registry.manifest_digest(name, sbom_tag(digest))
+    except RegistryError:
+        sbom = None  # the SBOM check above says why
+    return [_signature_check(plan, name, signed, public)
+            for signed in (digest, *([sbom] if sbom else []))]
 
 
 def _signature_check(plan: ReleasePlan, name: str, digest: str, public: Verifier) -> TagCheck:

@@ -50,9 +50,11 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
         tags = parse_registry(ci_release.registry).list_tags(name)
         digest = image["push"]["digest"]
         # ...and the image's SBOM beside it, pushed before the release tag moved
-        # ...and its cosign signature (tests/integration/test_signing.py checks it)
+        # ...and the cosign signatures of both (tests/integration/test_signing.py checks them)
+        sbom = parse_registry(ci_release.registry).manifest_digest(name, sbom_tag(digest))
+        assert sbom is not None
         assert sorted(tags) == sorted([TAG, f"{TAG}-rc1", key_tag, sbom_tag(digest),
-                                       signature_tag(digest)])
+                                       signature_tag(digest), signature_tag(sbom)])
         assert image["push"]["sbom"] == sbom_tag(digest)
         assert check_sbom(parse_registry(ci_release.registry), name, digest) is None
         for tag in (TAG, f"{TAG}-rc1", key_tag):  # one manifest, three names

@@ -1,6 +1,7 @@
 """Signatures as other tools check them: the real `cosign` (installed by ci/setup-host.sh)
-verifies what the release signed, on the release's registry and on one that wants
-credentials, and rejects an image changed after signing and a signature by another key."""
+verifies what the release signed (each image and its SBOM), on the release's registry and on
+one that wants credentials, and rejects an image changed after signing and a signature by
+another key."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.publish.keys import KEY_FILE, PUBLIC_FILE, SigningKey, decrypt, write_key_pair
+from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.publish.signing import sign_image, signature_problem, signature_tag
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import HttpRegistry, Manifest, parse_registry
@@ -47,11 +49,15 @@ def test_cosign_verifies_every_image_the_release_promoted(ci_release: ReleaseRun
         assert done.returncode == 0, done.stderr
         [claim] = json.loads(done.stdout)
         assert claim["critical"]["image"]["docker-manifest-digest"] == digest
+        sbom = parse_registry(ci_release.registry).manifest_digest(name, sbom_tag(digest))
+        signed_sbom = cosign_verify(f"{ci_release.registry}/{name}@{sbom}", public)
+        assert signed_sbom.returncode == 0, signed_sbom.stderr
     verified = cli("verify", str(ci_release.manifest), "--registry", ci_release.registry,
                    "--build-dir", str(ci_release.build_dir), "--json")
     signatures = [check for check in json.loads(verified.stdout)
                   if check["tag"].endswith(".sig")]
-    assert len(signatures) == len(PUSHED) and all(c["problem"] is None for c in signatures)
+    # each image's and each SBOM's
+    assert len(signatures) == 2 * len(PUSHED) and all(c["problem"] is None for c in signatures)
 
 
 def put_image(registry: HttpRegistry, name: str, content: bytes) -> str:
