@@ -202,11 +202,13 @@ def bump(manifest: Path, to: str, report: Path | None, force: bool, no_lock: boo
 @main.command("check-host", short_help="Will image REF run on this machine? (no layer pulled)")
 @click.argument("ref", metavar="REF")
 @JSON
-def check_host(ref: str, as_json: bool) -> None:
+@click.option("--key", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Refuse REF unless it is signed by this cosign public key (docs/signing.md).")
+def check_host(ref: str, as_json: bool, key: Path | None) -> None:
     """Will image REF (registry/repo:tag or registry/repo@sha256:...) run on this machine?
     Reads its labels from the registry without pulling a layer; checks the NVIDIA driver,
     GPU architectures, the Docker engine's NVIDIA runtime and /dev/shm."""
-    options = CheckHostOptions(ref, as_json)
+    options = CheckHostOptions(ref, as_json, key)
     sys.exit(guarded(lambda: check_host_command(options), options.as_json))
 
 

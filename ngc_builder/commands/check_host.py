@@ -12,9 +12,14 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_INPUT, EXIT_OK
-from ngc_builder.errors import EngineError
+from ngc_builder.errors import EngineError, InputError, Problem
+from ngc_builder.publish.keys import load_public
+from ngc_builder.publish.signing import signature_problem
 from ngc_builder.redact import strip_userinfo
 from ngc_builder.services.engine import DockerEngine
 from ngc_builder.services.registry import RegistryAuthError, RegistryError, parse_registry
@@ -39,6 +44,7 @@ RegistryFor = Callable[[ImageRef], ImageReader]
 class CheckHostOptions:
     ref: str
     as_json: bool = False
+    key: Path | None = None  # a cosign public key the image must be signed by
 
 
 def check_host_command(options: CheckHostOptions, registry_for: RegistryFor | None = None,
@@ -46,14 +52,35 @@ def check_host_command(options: CheckHostOptions, registry_for: RegistryFor | No
     """`registry_for`: the registry of a reference (default: parsed from it, with the Docker
     config's credentials); `host`: this machine's facts (default: read through NVML, the engine
     at DOCKER_HOST and /dev/shm)."""
+    public = load_public(_key_text(options.key), str(options.key)) if options.key else None
     try:
         image = remote_image(options.ref, registry_for or _registry)
+        unsigned = _unsigned(options.ref, registry_for or _registry, image, public)
     except (BadReference, ImageNotFound, RegistryError) as exc:
         return _bad_input(options, strip_userinfo(str(exc)))
+    if unsigned is not None:  # refused before anything else is asked of it
+        return _bad_input(options, f"{unsigned} (key {options.key})", EXIT_FAILED)
     findings = judge(image, (host or this_host)())
     print(json.dumps(document(image, findings), indent=2) if options.as_json
           else "\n".join(text_lines(image, findings)))
     return EXIT_OK if runs(findings) else EXIT_FAILED
+
+
+def _unsigned(text: str, registry_for: RegistryFor, image: RemoteImage,
+              public: ec.EllipticCurvePublicKey | None) -> str | None:
+    """Why the image is not signed by `public` (None: it is, or no key was asked for)."""
+    if public is None:
+        return None
+    ref = parse_ref(text)
+    return signature_problem(registry_for(ref), ref.path, image.digest, public)
+
+
+def _key_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem(str(path), 1, "--key", getattr(exc, "strerror", None)
+                                  or "not a text file")]) from None
 
 
 def remote_image(text: str, registry_for: RegistryFor) -> RemoteImage:
@@ -98,11 +125,11 @@ def document(image: RemoteImage, findings: list[Finding]) -> dict[str, object]:
             "runs": runs(findings), "findings": [finding.to_dict() for finding in findings]}
 
 
-def _bad_input(options: CheckHostOptions, message: str) -> int:
+def _bad_input(options: CheckHostOptions, message: str, code: int = EXIT_INPUT) -> int:
     shown = options.ref if len(options.ref) <= 120 else options.ref[:120] + "..."
     line = message if message.startswith(options.ref) else f"{shown}: {message}"
     print(f"error: {line}", file=sys.stderr)
     if options.as_json:
-        print(json.dumps({"ok": False, "exit": EXIT_INPUT, "problems": [{"message": line}]},
+        print(json.dumps({"ok": False, "exit": code, "problems": [{"message": line}]},
                          indent=2))
-    return EXIT_INPUT
+    return code

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -62,7 +62,15 @@ def sign_image(registry: Registry, name: str, image_digest: str, key: SigningKey
     return tag
 
 
-def signature_problem(registry: Registry, name: str, image_digest: str,
+class SignatureReader(Protocol):
+    """What checking a signature reads of a registry (an `ImageReader` is one)."""
+
+    def get_manifest(self, name: str, reference: str) -> Manifest | None: ...
+
+    def get_blob(self, name: str, digest: str) -> bytes: ...
+
+
+def signature_problem(registry: SignatureReader, name: str, image_digest: str,
                       public: ec.EllipticCurvePublicKey) -> str | None:
     """None when a signature by `public` of exactly this image is in the registry."""
     tag = signature_tag(image_digest)
@@ -77,7 +85,7 @@ def signature_problem(registry: Registry, name: str, image_digest: str,
     return f"{tag} holds no signature of this image by the release's key"
 
 
-def _signature_layers(registry: Registry, name: str, tag: str) -> list[dict[str, Any]]:
+def _signature_layers(registry: SignatureReader, name: str, tag: str) -> list[dict[str, Any]]:
     found = registry.get_manifest(name, tag)
     if found is None:
         return []
@@ -89,7 +97,7 @@ def _signature_layers(registry: Registry, name: str, tag: str) -> list[dict[str,
             and layer.get("mediaType") == PAYLOAD_TYPE]
 
 
-def _signs(layer: dict[str, Any], registry: Registry, name: str, image_digest: str,
+def _signs(layer: dict[str, Any], registry: SignatureReader, name: str, image_digest: str,
            public: ec.EllipticCurvePublicKey) -> bool:
     """The layer's payload names this image, and its annotation is a signature of it."""
     signature = (layer.get("annotations") or {}).get(SIGNATURE_ANNOTATION)

@@ -104,6 +104,12 @@ def test_on_a_registry_that_wants_credentials_cosign_rejects_what_it_should(
         assert done.returncode == 0, done.stderr
         other = cosign_verify(reference, tmp_path / "theirs" / PUBLIC_FILE, str(config))
         assert other.returncode != 0 and "no matching signatures" in other.stderr
+        # check-host --key: the same verdicts before anything is pulled
+        signed_ok = cli("check-host", "--key", str(tmp_path / "ours" / PUBLIC_FILE), reference)
+        assert "signature" not in signed_ok.stderr and "Traceback" not in signed_ok.stderr
+        wrong = cli("check-host", "--key", str(tmp_path / "theirs" / PUBLIC_FILE), reference)
+        assert wrong.returncode == 1 and "holds no signature of this image by the release's " \
+            "key" in wrong.stderr
         assert signature_problem(registry, "jax", signed,
                                  theirs.private.public_key()) is not None
         changed = put_image(registry, "jax", b'{"architecture":"amd64","os":"linux","x":1}')
@@ -111,3 +117,6 @@ def test_on_a_registry_that_wants_credentials_cosign_rejects_what_it_should(
         assert after.returncode != 0 and "no signatures found" in after.stderr
         assert signature_problem(registry, "jax", changed, ours.private.public_key()) == (
             f"not signed: no {signature_tag(changed)}")
+        unsigned = cli("check-host", "--key", str(tmp_path / "ours" / PUBLIC_FILE), reference)
+        assert unsigned.returncode == 1
+        assert f"not signed: no {signature_tag(changed)}" in unsigned.stderr
