@@ -4,6 +4,7 @@ finding, --json, exit 0 / 1 / 2, bad input in one line without a traceback."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -117,3 +118,12 @@ def test_a_credential_or_a_huge_reference_is_not_echoed(ref: str) -> None:
     [line] = bad.stderr.splitlines()
     assert "SECRETTOKEN" not in bad.output + bad.stderr and "tail" not in line
     assert len(line) < 300 and ("no scheme" in line or "longer than 512" in line)
+
+
+def test_a_key_that_is_missing_or_not_a_public_key_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "cosign.key").write_text("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\n")
+    for key, says in ((tmp_path / "absent.pub", "absent.pub:1: --key: No such file"),
+                      (tmp_path / "cosign.key", "cosign.key:1: key: not a PEM public key")):
+        bad = CliRunner().invoke(main, ["check-host", "--key", str(key),
+                                        "localhost:5000/team/pytorch:26.11-py3"])
+        assert bad.exit_code == 2 and says in bad.stderr and len(bad.stderr.splitlines()) == 1
