@@ -104,6 +104,11 @@ class CiSite(Strict):
     registry_variable: Variable = "NGC_REGISTRY"
     username_secret: Variable = "NGC_REGISTRY_USER"
     password_secret: Variable = "NGC_REGISTRY_TOKEN"
+    # The release's cosign key and its password (docs/signing.md): GitHub maps them into the
+    # steps that promote or verify; on GitLab they are the File and masked variables of these
+    # names.
+    signing_key_secret: Variable = "NGC_SIGNING_KEY"
+    signing_password_secret: Variable = "NGC_SIGNING_PASSWORD"
 
 
 class Site(Strict):

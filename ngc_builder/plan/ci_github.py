@@ -57,6 +57,15 @@ def _login(ctx: CiContext) -> dict[str, Any]:
             "run": "\n".join([*PRIVATE_DOCKER_CONFIG, login_command(site)])}
 
 
+def _signing_env(ctx: CiContext) -> dict[str, str]:
+    """The release's key for the steps that promote (and so sign) or verify: from the
+    secret store into the step's environment only, read by the builder as `env://`."""
+    site = ctx.site
+    return {"NGC_SIGNING_KEY": "env://NGC_SIGNING_KEY_PEM",
+            "NGC_SIGNING_KEY_PEM": f"${{{{ secrets.{site.signing_key_secret} }}}}",
+            "NGC_SIGNING_PASSWORD": f"${{{{ secrets.{site.signing_password_secret} }}}}"}
+
+
 def _upload(name: str, paths: list[str]) -> dict[str, Any]:
     return {"name": "Keep the record, logs and reports", "if": "always()", "uses": UPLOAD,
             "with": {"name": f"{name}-results", "path": "\n".join(paths),
@@ -75,14 +84,15 @@ def _image_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
     # (validated without GPUs) would be pulled and validated again on this runner.
     return _runner_job(needs, ctx.site.runner_labels, "none", [
         _checkout(), {"run": SETUP}, _login(ctx),
-        {"name": f"Build, validate and push {spec.name}", "run": image_command(ctx, spec)},
+        {"name": f"Build, validate and push {spec.name}", "env": _signing_env(ctx),
+         "run": image_command(ctx, spec)},
         _upload(job_id(spec.name), image_artifacts(ctx))])
 
 
 def _gpu_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
     return _runner_job(gpu_needs(ctx, spec), ctx.site.gpu_runner_labels, "required", [
         _checkout(), {"run": SETUP}, _login(ctx),
-        {"name": f"Validate {spec.name} on GPUs, then promote it",
+        {"name": f"Validate {spec.name} on GPUs, then promote it", "env": _signing_env(ctx),
          "run": "\n".join(gpu_commands(ctx, spec))},
         {"name": "Remove the pulled images", "if": "always()", "run": gpu_cleanup(ctx)},
         _upload(gpu_job_id(spec.name), image_artifacts(ctx))])
@@ -91,7 +101,8 @@ def _gpu_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
 def _publish_job(ctx: CiContext, validations: list[str]) -> dict[str, Any]:
     return _runner_job(validations, ctx.site.runner_labels, "none", [
         _checkout(), {"run": SETUP}, _login(ctx),
-        {"name": "Verify and report", "run": "\n".join(publish_commands(ctx))},
+        {"name": "Verify and report", "env": _signing_env(ctx),
+         "run": "\n".join(publish_commands(ctx))},
         _upload(PUBLISH, publish_artifacts(ctx))])
 
 

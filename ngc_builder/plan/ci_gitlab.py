@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ngc_builder.manifest.site import CiSite
 from ngc_builder.plan.ci_bump import gitlab_job
 from ngc_builder.plan.ci_common import (
     CHECKS,
@@ -74,9 +75,17 @@ def _runner_job(ctx: CiContext, needs: list[str], gpu: bool,
     return {"needs": _needs(needs), "rules": _rules(*RELEASE_SOURCES),
             "tags": site.gitlab_gpu_tags if gpu else site.gitlab_tags,
             "variables": {"NGC_GPU": "required" if gpu else "none",
-                          "DOCKER_CONFIG": PRIVATE_DOCKER_CONFIG},
+                          "DOCKER_CONFIG": PRIVATE_DOCKER_CONFIG, **_signing(site)},
             "script": [SETUP, login_command(site), *script],
             "after_script": ['rm -rf "$DOCKER_CONFIG"']}
+
+
+def _signing(site: CiSite) -> dict[str, str]:
+    """The release's key: the project's File variable (and masked password) of the names the
+    builder reads, mapped only when the site names them otherwise (docs/signing.md)."""
+    wanted = {"NGC_SIGNING_KEY": site.signing_key_secret,
+              "NGC_SIGNING_PASSWORD": site.signing_password_secret}
+    return {name: f"${source}" for name, source in wanted.items() if name != source}
 
 
 def _image_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:

@@ -82,15 +82,25 @@ def test_one_job_per_image_needing_its_parent() -> None:
         assert f"--only {spec.name} " in gitlab[f"ngc:{spec.name}"]["script"][-1]
 
 
-def test_no_expression_in_a_script_and_secrets_only_in_the_login_step_env() -> None:
+def test_no_expression_in_a_script_and_secrets_only_where_they_are_used() -> None:
+    """The registry's secrets reach only the login step; the signing key's only the steps
+    that promote (and so sign) or verify, each through the step's env."""
+    signing = {"NGC_SIGNING_KEY": "env://NGC_SIGNING_KEY_PEM",
+               "NGC_SIGNING_KEY_PEM": "${{ secrets.NGC_SIGNING_KEY }}",
+               "NGC_SIGNING_PASSWORD": "${{ secrets.NGC_SIGNING_PASSWORD }}"}
+    signed = 0
     for job, step in steps(github_jobs(the_release())):
         assert "${{" not in step.get("run", ""), job
         secrets = {k: v for k, v in step.get("env", {}).items() if "secrets." in v}
-        if secrets:
+        if "docker login" in step.get("run", ""):
             assert secrets == {"RELEASE_BOT": "${{ secrets.RELEASE_BOT }}",
                                "RELEASE_BOT_TOKEN": "${{ secrets.RELEASE_BOT_TOKEN }}"}
             assert ('"$RELEASE_BOT_TOKEN" | docker login --username "$RELEASE_BOT" '
                     '--password-stdin "${RELEASE_REGISTRY%%/*}"') in step["run"]
+        elif secrets:
+            assert step["env"] == signing and "ngc-builder release" in step["run"], job
+            signed += 1
+    assert signed > 0
 
 
 def test_every_registry_job_logs_in_before_it_touches_the_registry() -> None:
@@ -294,3 +304,14 @@ def test_a_path_that_would_become_yaml_or_an_expression_is_refused(
     assert line.endswith("(path): a control character or `${{` in the path: it cannot go "
                          "into a pipeline")
     assert not (root / GITHUB_FILE).exists() and not (root / ".gitlab").exists()
+
+
+def test_gitlab_jobs_map_the_signing_key_only_when_the_site_renames_it() -> None:
+    plan = the_release()
+    for name, job in gitlab_jobs(plan).items():
+        assert "NGC_SIGNING_KEY" not in job.get("variables", {}), name  # the project's own
+    renamed = SITE.model_copy(update={"signing_key_secret": "RELEASE_KEY"})
+    jobs = generated(plan, renamed)[GITLAB_FILE]
+    release_jobs = [job for name, job in jobs.items() if name not in ("ngc:bump", "ngc:checks")]
+    assert release_jobs and all(job["variables"]["NGC_SIGNING_KEY"] == "$RELEASE_KEY"
+                                for job in release_jobs)
