@@ -190,7 +190,7 @@ def _inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str],
         source=project_source(loaded.root, loaded.release.source),
         baselines_file=loaded.root / baselines.DEFAULT_FILE, network=network, lock=prepared.lock,
         lock_errors={name: image.error for name, image in prepared.lock.images.items()
-                     if image.error is not None})
+                     if image.error is not None}, manifest=loaded.manifest)
 
 
 def _policy(options: ReleaseOptions, prepared: Prepared, mode: str) -> RunPolicy:

@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+from ngc_builder import __version__
 from ngc_builder.build import packages
+from ngc_builder.cache.store import file_sha256
+from ngc_builder.clock import now
 from ngc_builder.errors import StepError
+from ngc_builder.lock.models import lock_path
 from ngc_builder.pipeline.run import Run
 from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.publish.attest import Provenance, attest_image
 from ngc_builder.publish.sbom import (
     SbomError,
     check_sbom,
@@ -61,8 +66,27 @@ def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
         sbom = run.registry.manifest_digest(spec.name, record.push.sbom or sbom_tag(digest))
         if sbom is not None:
             sign_image(run.registry, spec.name, sbom, key)
+        record.push.attestation = attest_image(run.registry, spec.name,
+                                               provenance(run, spec, record, digest), key)
     except RegistryError as exc:
         record.push.status, record.push.error = "failed", f"sign: {exc}"
         raise StepError(spec.name, "sign", str(exc)) from None
     run.ui.step(spec.name, f"signed {spec.remote_repository(run.registry)}:"
                 f"{record.push.signature}")
+
+
+def provenance(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> Provenance:
+    """What the attestation of `spec`'s image says (publish/attest.py)."""
+    manifest = run.inputs.manifest
+    lock = lock_path(manifest) if manifest is not None else None
+    parent = run.state.record.images.get(spec.parent) if spec.parent else None
+    parent_digest = parent.push.digest if parent is not None else None
+    return Provenance(
+        repository=spec.remote_repository(run.registry), digest=digest,
+        manifest_sha256=file_sha256(manifest) if manifest and manifest.is_file() else "",
+        lock_sha256=file_sha256(lock) if lock is not None and lock.is_file() else None,
+        revision=run.inputs.revision, source=run.inputs.source, builder_version=__version__,
+        parent=(f"{run.inputs.plan.get(spec.parent).remote_repository(run.registry)}"
+                f"@{parent_digest}" if spec.parent and parent_digest else None),
+        verdict=record.validation.verdict, tiers=dict(record.validation.tiers),
+        started=run.state.record.started, finished=now())

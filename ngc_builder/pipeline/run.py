@@ -39,6 +39,7 @@ class RunInputs:
     network: BuildNetwork | None = None  # where builds run and find the package cache
     lock: ReleaseLock | None = None  # what every image installs (its SBOM is made from it)
     lock_errors: dict[str, str] = field(default_factory=dict)  # images the lock could not resolve
+    manifest: Path | None = None  # the release manifest (its lock beside it): attested
 
 
 @dataclass(frozen=True)

@@ -44,14 +44,24 @@ def sign_image(registry: Registry, name: str, image_digest: str, key: SigningKey
     """Push `key`'s signature of `name@image_digest` (kept beside others'); returns the
     signature tag. Already signed by this key: nothing pushed."""
     tag = signature_tag(image_digest)
-    layers = _signature_layers(registry, name, tag)
     public = key.private.public_key()
-    if any(_signs(layer, registry, name, image_digest, public) for layer in layers):
+    if any(_signs(layer, registry, name, image_digest, public)
+           for layer in artifact_layers(registry, name, tag, PAYLOAD_TYPE)):
         return tag
     body = payload(f"{registry.address}/{name}", image_digest)
+    append_layer(registry, name, tag, body, PAYLOAD_TYPE,
+                 {SIGNATURE_ANNOTATION: key.sign(body)})
+    return tag
+
+
+def append_layer(registry: Registry, name: str, tag: str, body: bytes, media_type: str,
+                 annotations: dict[str, str]) -> None:
+    """One more layer in the cosign-style artifact at `tag` (its other layers kept), with the
+    config cosign writes for it."""
+    layers = artifact_layers(registry, name, tag, media_type)
     registry.put_blob(name, body)
-    layers.append({"mediaType": PAYLOAD_TYPE, "digest": _digest(body), "size": len(body),
-                   "annotations": {SIGNATURE_ANNOTATION: key.sign(body)}})
+    layers.append({"mediaType": media_type, "digest": _digest(body), "size": len(body),
+                   "annotations": annotations})
     config = _config(layers)
     registry.put_blob(name, config)
     manifest = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST,
@@ -59,7 +69,6 @@ def sign_image(registry: Registry, name: str, image_digest: str, key: SigningKey
                                       "digest": _digest(config)},
                            "layers": layers}, separators=(",", ":")).encode()
     registry.put_manifest(name, tag, Manifest(manifest, OCI_MANIFEST, _digest(manifest)))
-    return tag
 
 
 class SignatureReader(Protocol):
@@ -75,7 +84,7 @@ def signature_problem(registry: SignatureReader, name: str, image_digest: str,
     """None when a signature by `public` of exactly this image is in the registry."""
     tag = signature_tag(image_digest)
     try:
-        layers = _signature_layers(registry, name, tag)
+        layers = artifact_layers(registry, name, tag, PAYLOAD_TYPE)
         if not layers:
             return f"not signed: no {tag}"
         if any(_signs(layer, registry, name, image_digest, public) for layer in layers):
@@ -85,7 +94,9 @@ def signature_problem(registry: SignatureReader, name: str, image_digest: str,
     return f"{tag} holds no signature of this image by the release's key"
 
 
-def _signature_layers(registry: SignatureReader, name: str, tag: str) -> list[dict[str, Any]]:
+def artifact_layers(registry: SignatureReader, name: str, tag: str,
+                    media_type: str) -> list[dict[str, Any]]:
+    """The layers of `media_type` in the artifact at `tag` (none when there is none)."""
     found = registry.get_manifest(name, tag)
     if found is None:
         return []
@@ -94,7 +105,7 @@ def _signature_layers(registry: SignatureReader, name: str, tag: str) -> list[di
     except (ValueError, AttributeError):
         return []  # not a signature manifest: replaced by ours
     return [layer for layer in layers if isinstance(layer, dict)
-            and layer.get("mediaType") == PAYLOAD_TYPE]
+            and layer.get("mediaType") == media_type]
 
 
 def _signs(layer: dict[str, Any], registry: SignatureReader, name: str, image_digest: str,

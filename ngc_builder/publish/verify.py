@@ -9,6 +9,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.plan.dag import ReleasePlan
+from ngc_builder.publish.attest import attestation_problem, attestation_tag
 from ngc_builder.publish.sbom import check_sbom, sbom_tag
 from ngc_builder.publish.signing import signature_problem, signature_tag
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
@@ -68,8 +69,18 @@ def _signature_checks(plan: ReleasePlan, name: str, digest: str,
         sbom = plan.registry.manifest_digest(name, sbom_tag(digest))
     except RegistryError:
         sbom = None  # the SBOM check above says why
-    return [_signature_check(plan, name, signed, public)
-            for signed in (digest, *([sbom] if sbom else []))]
+    return [*(_signature_check(plan, name, signed, public)
+              for signed in (digest, *([sbom] if sbom else []))),
+            _attestation_check(plan, name, digest, public)]
+
+
+def _attestation_check(plan: ReleasePlan, name: str, digest: str,
+                       public: Verifier) -> TagCheck:
+    """The image's provenance, signed by the release's key, is beside it."""
+    key, source = public
+    problem = (attestation_problem(plan.registry, name, digest, key) if key is not None
+               else f"no public key to check attestations with ({source})")
+    return TagCheck(name, attestation_tag(digest), digest, None if problem else digest, problem)
 
 
 def _signature_check(plan: ReleasePlan, name: str, digest: str, public: Verifier) -> TagCheck:

@@ -65,6 +65,7 @@ class PushRecord(BaseModel):
     sbom: str | None = None  # the tag of the image's SBOM, beside it in the registry
     staged: str | None = None  # --no-promote: the tag naming the candidate by its key
     signature: str | None = None  # the tag of its cosign signature, once promoted and signed
+    attestation: str | None = None  # the tag of its SLSA provenance attestation, beside it
 
 
 class ImageRecord(BaseModel):

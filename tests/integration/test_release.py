@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ngc_builder.lock.models import dump_lock, load_lock, lock_path
+from ngc_builder.publish.attest import attestation_tag
 from ngc_builder.publish.sbom import check_sbom, sbom_tag
 from ngc_builder.publish.signing import signature_tag
 from ngc_builder.services.registry import parse_registry
@@ -54,7 +55,8 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
         sbom = parse_registry(ci_release.registry).manifest_digest(name, sbom_tag(digest))
         assert sbom is not None
         assert sorted(tags) == sorted([TAG, f"{TAG}-rc1", key_tag, sbom_tag(digest),
-                                       signature_tag(digest), signature_tag(sbom)])
+                                       signature_tag(digest), signature_tag(sbom),
+                                       attestation_tag(digest)])
         assert image["push"]["sbom"] == sbom_tag(digest)
         assert check_sbom(parse_registry(ci_release.registry), name, digest) is None
         for tag in (TAG, f"{TAG}-rc1", key_tag):  # one manifest, three names

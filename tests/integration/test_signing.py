@@ -1,7 +1,7 @@
 """Signatures as other tools check them: the real `cosign` (installed by ci/setup-host.sh)
-verifies what the release signed (each image and its SBOM), on the release's registry and on
-one that wants credentials, and rejects an image changed after signing and a signature by
-another key."""
+verifies what the release signed (each image, its SBOM and its SLSA provenance), on the
+release's registry and on one that wants credentials, and rejects an image changed after
+signing and a signature by another key."""
 
 from __future__ import annotations
 
@@ -12,9 +12,14 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ngc_builder import __version__
+from ngc_builder.cache.store import file_sha256
+from ngc_builder.lock.models import lock_path
+from ngc_builder.publish.attest import attestation_tag
 from ngc_builder.publish.keys import KEY_FILE, PUBLIC_FILE, SigningKey, decrypt, write_key_pair
 from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.publish.signing import sign_image, signature_problem, signature_tag
@@ -52,12 +57,37 @@ def test_cosign_verifies_every_image_the_release_promoted(ci_release: ReleaseRun
         sbom = parse_registry(ci_release.registry).manifest_digest(name, sbom_tag(digest))
         signed_sbom = cosign_verify(f"{ci_release.registry}/{name}@{sbom}", public)
         assert signed_sbom.returncode == 0, signed_sbom.stderr
+        assert image["push"]["attestation"] == attestation_tag(digest)
+        provenance = cosign_attestation(f"{ci_release.registry}/{name}:{TAG}", public)
+        assert provenance["subject"][0]["digest"]["sha256"] == digest.removeprefix("sha256:")
+        named = {dep.get("name"): dep["digest"] for dep in
+                 provenance["predicate"]["buildDefinition"]["resolvedDependencies"]}
+        assert named["manifest"]["sha256"] == file_sha256(ci_release.manifest)
+        assert named["lock"]["sha256"] == file_sha256(lock_path(ci_release.manifest))
+        by = provenance["predicate"]["runDetails"]
+        assert by["builder"]["version"]["ngc-builder"] == __version__
+        assert by["byproducts"][0]["annotations"]["verdict"] == image["validation"]["verdict"]
     verified = cli("verify", str(ci_release.manifest), "--registry", ci_release.registry,
                    "--build-dir", str(ci_release.build_dir), "--json")
     signatures = [check for check in json.loads(verified.stdout)
                   if check["tag"].endswith(".sig")]
-    # each image's and each SBOM's
+    # each image's and each SBOM's, and each image's provenance
     assert len(signatures) == 2 * len(PUSHED) and all(c["problem"] is None for c in signatures)
+    attested = [check for check in json.loads(verified.stdout) if check["tag"].endswith(".att")]
+    assert len(attested) == len(PUSHED) and all(c["problem"] is None for c in attested)
+
+
+def cosign_attestation(reference: str, public: Path) -> dict[str, Any]:
+    """The SLSA provenance statement `cosign verify-attestation` accepted."""
+    cosign = shutil.which("cosign")
+    assert cosign is not None, "cosign is missing: ci/setup-host.sh installs it"
+    done = subprocess.run([cosign, "verify-attestation", "--key", str(public), "--type",
+                           "slsaprovenance1", "--insecure-ignore-tlog=true", reference],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    envelope = json.loads(done.stdout.splitlines()[0])
+    statement: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))
+    return statement
 
 
 def put_image(registry: HttpRegistry, name: str, content: bytes) -> str:
