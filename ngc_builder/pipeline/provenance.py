@@ -12,6 +12,7 @@ from ngc_builder.lock.models import lock_path
 from ngc_builder.pipeline.run import Run
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.attest import Provenance, attest_image
+from ngc_builder.publish.referrers import publish_referrers
 from ngc_builder.publish.sbom import (
     SbomError,
     check_sbom,
@@ -68,6 +69,7 @@ def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
             sign_image(run.registry, spec.name, sbom, key)
         record.push.attestation = attest_image(run.registry, spec.name,
                                                provenance(run, spec, record, digest), key)
+        publish_referrers(run.registry, spec.name, digest)  # for tools without cosign
     except RegistryError as exc:
         record.push.status, record.push.error = "failed", f"sign: {exc}"
         raise StepError(spec.name, "sign", str(exc)) from None

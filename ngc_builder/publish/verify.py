@@ -10,7 +10,13 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.publish.attest import attestation_problem, attestation_tag
-from ngc_builder.publish.sbom import check_sbom, sbom_tag
+from ngc_builder.publish.referrers import (
+    ATTESTATION_ARTIFACT,
+    SIGNATURE_ARTIFACT,
+    referrers,
+    referrers_tag,
+)
+from ngc_builder.publish.sbom import SBOM_TYPE, check_sbom, sbom_tag
 from ngc_builder.publish.signing import signature_problem, signature_tag
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
 from ngc_builder.services.registry import RegistryError
@@ -71,7 +77,19 @@ def _signature_checks(plan: ReleasePlan, name: str, digest: str,
         sbom = None  # the SBOM check above says why
     return [*(_signature_check(plan, name, signed, public)
               for signed in (digest, *([sbom] if sbom else []))),
-            _attestation_check(plan, name, digest, public)]
+            _attestation_check(plan, name, digest, public), _referrers_check(plan, name, digest)]
+
+
+def _referrers_check(plan: ReleasePlan, name: str, digest: str) -> TagCheck:
+    """The fallback index lists the SBOM, the signature and the attestation."""
+    problem: str | None = None
+    try:
+        missing = sorted({SBOM_TYPE, SIGNATURE_ARTIFACT, ATTESTATION_ARTIFACT}
+                         - set(referrers(plan.registry, name, digest)))
+        problem = f"the referrers index lacks {', '.join(missing)}" if missing else None
+    except RegistryError as exc:
+        problem = f"registry: {exc}"
+    return TagCheck(name, referrers_tag(digest), digest, None if problem else digest, problem)
 
 
 def _attestation_check(plan: ReleasePlan, name: str, digest: str,

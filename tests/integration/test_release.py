@@ -12,6 +12,7 @@ import pytest
 
 from ngc_builder.lock.models import dump_lock, load_lock, lock_path
 from ngc_builder.publish.attest import attestation_tag
+from ngc_builder.publish.referrers import referrers_tag
 from ngc_builder.publish.sbom import check_sbom, sbom_tag
 from ngc_builder.publish.signing import signature_tag
 from ngc_builder.services.registry import parse_registry
@@ -56,7 +57,7 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
         assert sbom is not None
         assert sorted(tags) == sorted([TAG, f"{TAG}-rc1", key_tag, sbom_tag(digest),
                                        signature_tag(digest), signature_tag(sbom),
-                                       attestation_tag(digest)])
+                                       attestation_tag(digest), referrers_tag(digest)])
         assert image["push"]["sbom"] == sbom_tag(digest)
         assert check_sbom(parse_registry(ci_release.registry), name, digest) is None
         for tag in (TAG, f"{TAG}-rc1", key_tag):  # one manifest, three names

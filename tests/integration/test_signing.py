@@ -15,13 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from ngc_builder import __version__
 from ngc_builder.cache.store import file_sha256
 from ngc_builder.lock.models import lock_path
 from ngc_builder.publish.attest import attestation_tag
 from ngc_builder.publish.keys import KEY_FILE, PUBLIC_FILE, SigningKey, decrypt, write_key_pair
-from ngc_builder.publish.sbom import sbom_tag
+from ngc_builder.publish.referrers import (
+    ATTESTATION_ARTIFACT,
+    OCI_INDEX,
+    SIGNATURE_ARTIFACT,
+    referrers_tag,
+)
+from ngc_builder.publish.sbom import SBOM_TYPE, sbom_tag
 from ngc_builder.publish.signing import sign_image, signature_problem, signature_tag
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import HttpRegistry, Manifest, parse_registry
@@ -67,6 +74,17 @@ def test_cosign_verifies_every_image_the_release_promoted(ci_release: ReleaseRun
         by = provenance["predicate"]["runDetails"]
         assert by["builder"]["version"]["ngc-builder"] == __version__
         assert by["byproducts"][0]["annotations"]["verdict"] == image["validation"]["verdict"]
+        # the OCI 1.1 referrers fallback, as a generic client reads it: one GET of the tag
+        host, _, path = ci_release.registry.partition("/")
+        index = requests.get(f"http://{host}/v2/{path}/{name}/manifests/{referrers_tag(digest)}",
+                             headers={"Accept": OCI_INDEX}, timeout=30)
+        assert index.status_code == 200 and index.headers["Content-Type"] == OCI_INDEX
+        listed = {entry["artifactType"]: entry["digest"] for entry in index.json()["manifests"]}
+        registry = parse_registry(ci_release.registry)
+        assert listed == {
+            SBOM_TYPE: registry.manifest_digest(name, sbom_tag(digest)),
+            SIGNATURE_ARTIFACT: registry.manifest_digest(name, signature_tag(digest)),
+            ATTESTATION_ARTIFACT: registry.manifest_digest(name, attestation_tag(digest))}
     verified = cli("verify", str(ci_release.manifest), "--registry", ci_release.registry,
                    "--build-dir", str(ci_release.build_dir), "--json")
     signatures = [check for check in json.loads(verified.stdout)
