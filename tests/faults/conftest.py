@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import docker_client, test_images_removed, trixie_os
+from tests.integration.conftest import (
+    docker_client,
+    locked_trixie_os,
+    test_images_removed,
+    trixie_os,
+)
 
-__all__ = ["docker_client", "test_images_removed", "trixie_os"]
+__all__ = ["docker_client", "locked_trixie_os", "test_images_removed", "trixie_os"]
 
 
 @pytest.fixture(autouse=True)

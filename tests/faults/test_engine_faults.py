@@ -24,8 +24,8 @@ pytestmark = pytest.mark.faults
 
 
 def _with_os(engine: SecondEngine, os_ref: str) -> SecondEngine:
-    """The OS base copied from the main engine (`trixie_os` made it there if it was missing):
-    the second one need not bootstrap it."""
+    """The OS base the fault project builds FROM, copied from the main engine
+    (`locked_trixie_os` made it there if it was missing): the second one need not make it."""
     copy_image(os_ref, engine)
     return engine
 
@@ -42,11 +42,11 @@ def short_folder() -> Iterator[Path]:
 
 
 @pytest.fixture
-def engine(trixie_os: str) -> Iterator[SecondEngine]:
+def engine(locked_trixie_os: str) -> Iterator[SecondEngine]:
     if (reason := unavailable()) is not None:
         pytest.skip(reason)
     with short_folder() as folder, second_engine(folder) as started:
-        yield _with_os(started, trixie_os)
+        yield _with_os(started, locked_trixie_os)
 
 
 def _release_on(engine: SecondEngine, manifest: Path, tmp_path: Path) -> Release:
@@ -107,13 +107,13 @@ def test_engine_killed_mid_validation_fails_it_in_one_line_and_the_rerun_sweeps_
 
 
 def test_data_root_full_mid_build_says_so_in_one_line_and_the_rerun_completes(
-    tmp_path: Path, trixie_os: str,
+    tmp_path: Path, locked_trixie_os: str,
 ) -> None:
     if (reason := unavailable()) is not None:
         pytest.skip(reason)
     project = slow_project(tmp_path / "project")
     with short_folder() as folder, second_engine(folder, data_root_size="1G") as small:
-        _with_os(small, trixie_os)
+        _with_os(small, locked_trixie_os)
         leave_free(small, 40 * 1024 * 1024)
         run = Release(project.manifest, namespace("faults-full"), tmp_path / "build",
                       env=small.env())

@@ -129,6 +129,33 @@ def trixie_os(docker_client: Any) -> str:
 
 
 @pytest.fixture(scope="session")
+def locked_trixie_os(docker_client: Any, ci_packages: None,
+                     tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The CI lock's own trixie image (`ngc-local/os-debian-trixie:13-<lock digest>`, what
+    the CI release and the fault suite build FROM), made from the cached .debs when the
+    engine lacks it, as a release makes it: a second engine gets it copied in."""
+    from ngc_builder.build.osbase import locked_bootstrap
+    from ngc_builder.cache.store import default_root, open_cache
+    from ngc_builder.commands.prepare import prepare
+    from ngc_builder.pipeline.console import Ui
+    from ngc_builder.pipeline.release import obtain_os_images
+
+    folder = tmp_path_factory.mktemp("locked-os")
+    prepared = prepare(make_ci_root(folder), None, stack_check=False)
+    cache = open_cache(default_root())
+    locked = {name: locked_bootstrap(entry, cache.deb_path)
+              for name, entry in prepared.lock.os.items()}
+    ui = Ui(folder / "logs", show_logs=False)
+    try:
+        made = obtain_os_images(docker_client, prepared.loaded, prepared.plan,
+                                prepared.plan.images, "bootstrap", ui, locked)
+    finally:
+        ui.close()
+    assert made["debian-trixie"].error is None, made["debian-trixie"].error
+    return prepared.plan.os_refs["debian-trixie"]
+
+
+@pytest.fixture(scope="session")
 def debian_mirror() -> str:
     """The host's Debian mirror, where tests download locked .debs from."""
     from ngc_builder.services.mirror import host_debian_mirror
