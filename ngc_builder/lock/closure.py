@@ -10,6 +10,7 @@ named, with its image, before anything is built.
 
 from __future__ import annotations
 
+import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +27,11 @@ from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 
+# pip's `--python-version` picks wheels for the target, but it reads environment markers with
+# the Python it runs under (the builder's own, when `lock` ran): a wheel that a marker asks for
+# only there is in the lock although the target does not need it (`overrides` of Jupyter's
+# `python_version < "3.12"` on a 3.13 image). Such a wheel is explained, not required.
+RESOLVER_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 # A locked wheel's Requires-Dist, None when its metadata is not at hand (then nothing it
 # might ask for can be ruled out, and unasked packages of that image are not named).
 Requires = Callable[[PipPackage, Target], tuple[str, ...] | None]
@@ -101,15 +107,18 @@ class _Walk:
         self.unknown: list[str] = []
         self.problems: list[str] = []
 
-    def visit(self, requirement: Requirement, asked_by: str) -> None:
+    def visit(self, requirement: Requirement, asked_by: str, strict: bool = True) -> None:
+        """`strict`: the requirement applies on the target, so it must be met; otherwise it
+        applied only as pip read it when locking, and explains a wheel without requiring it."""
         name = normalise(requirement.name)
         if name in self.below:
             return  # the parent's closure, checked with the parent
         package = self.own.get(name)
         if package is None:
-            self.problems.append(f"{requirement} (asked by {asked_by}) is not locked")
+            if strict:
+                self.problems.append(f"{requirement} (asked by {asked_by}) is not locked")
             return
-        if not requirement.specifier.contains(package.version, prereleases=True):
+        if strict and not requirement.specifier.contains(package.version, prereleases=True):
             self.problems.append(f"{name}=={package.version} is locked, but {asked_by} asks "
                                  f"for {requirement}")
         key = (name, frozenset(requirement.extras))
@@ -129,17 +138,23 @@ class _Walk:
                 dependency = Requirement(text)
             except InvalidRequirement:
                 continue  # pip skips what it cannot read too
+            asked_by = f"{package.name} {package.version}"
             if applies(dependency.marker, self.target, extras):
-                self.visit(dependency, f"{package.name} {package.version}")
+                self.visit(dependency, asked_by)
+            elif applies(dependency.marker, self.target, extras, RESOLVER_PYTHON):
+                self.visit(dependency, asked_by, strict=False)
 
 
-def applies(marker: Marker | None, target: Target, extras: set[str]) -> bool:
-    """The marker as pip evaluates it for the image's target, for any of the extras asked."""
+def applies(marker: Marker | None, target: Target, extras: set[str],
+            python: str | None = None) -> bool:
+    """The marker for the image's target, for any of the extras asked; `python`: with that
+    Python version in place of the target's."""
     if marker is None:
         return True
-    environment = {"python_version": target.python, "python_full_version": f"{target.python}.0",
+    version = python or target.python
+    environment = {"python_version": version, "python_full_version": f"{version}.0",
                    "implementation_name": "cpython", "platform_python_implementation": "CPython",
-                   "implementation_version": f"{target.python}.0", "sys_platform": "linux",
+                   "implementation_version": f"{version}.0", "sys_platform": "linux",
                    "platform_system": "Linux", "platform_machine": target.machine,
                    "os_name": "posix", "platform_release": "", "platform_version": ""}
     try:

@@ -94,3 +94,22 @@ def test_requires_dist_is_read_from_the_wheel_itself(tmp_path: Path) -> None:
     assert wheel_requires(path) == ("numpy>=2", "rich; extra == 'cli'")
     (tmp_path / "bad.whl").write_bytes(b"not a zip")
     assert wheel_requires(tmp_path / "bad.whl") is None
+
+
+def test_a_wheel_pip_locked_for_its_own_pythons_markers_is_explained_not_required(
+        write_release: WriteRelease, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip reads markers with the Python it runs under: Jupyter's `overrides; python_version
+    < "3.12"` came into 3.13 images locked under 3.11. Explained, never required."""
+    from ngc_builder.lock import closure
+
+    wheels = jax_wheels(write_release)
+    asks: dict[str, tuple[str, ...] | None] = {
+        wheels[0].name: ("overrides; python_version < '3.12'",)}
+    monkeypatch.setattr(closure, "RESOLVER_PYTHON", "3.11")
+    with_it = checked(write_release, {"jax": [*wheels, wheel("overrides", "7.7.0")]}, asks)
+    assert with_it == ([], []) and checked(write_release, None, asks) == ([], [])
+    monkeypatch.setattr(closure, "RESOLVER_PYTHON", "3.13")
+    problems, _ = checked(write_release, {"jax": [*wheels, wheel("overrides", "7.7.0")]}, asks)
+    assert [p.split(": ", 2)[2] for p in problems] == [
+        "overrides==7.7.0 is locked, but no requirement of the image and no locked wheel's "
+        "metadata asks for it (lock again)"]
