@@ -222,6 +222,10 @@ def push(run: Run, spec: ImageSpec, record: ImageRecord) -> str:
 def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     run.state.doing(spec.name, "promote")
     attach_sbom(run, spec, record, digest)  # no release tag without its SBOM beside it
+    # ...nor without its signature: a cluster that enforces them never sees the new tag
+    # unsigned, and the content tag stays the last thing a promotion writes.
+    sign(run, spec, record, digest)
+    run.state.doing(spec.name, "promote")
     try:
         done = promote(run.engine_for(spec.name), run.registry, spec, digest,
                        run.inputs.keys[spec.name].tag,
@@ -229,7 +233,6 @@ def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) ->
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message
         raise
-    sign(run, spec, record, digest)
     record.push.status, record.push.error = "ok", None
     record.push.promoted = done.tags
     record.push.forced += done.forced

@@ -56,8 +56,8 @@ def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> 
 
 
 def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
-    """The promoted image's cosign signature beside it, and its SBOM's (only images that
-    passed get here)."""
+    """The image's cosign signature beside it, its SBOM's, its provenance and the referrers
+    index, just before its release tag moves (only images that passed get here)."""
     key = run.services.signing
     if key is None:
         return
