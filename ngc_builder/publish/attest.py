@@ -25,6 +25,7 @@ from ngc_builder.publish.signing import (
     append_layer,
     artifact_layers,
 )
+from ngc_builder.publish.tags import digest_tag
 from ngc_builder.services.registry import Registry, RegistryError
 
 ENVELOPE_TYPE = "application/vnd.dsse.envelope.v1+json"
@@ -52,8 +53,7 @@ class Provenance:
 
 
 def attestation_tag(image_digest: str) -> str:
-    algorithm, _, hex_digest = image_digest.partition(":")
-    return f"{algorithm}-{hex_digest}.att"
+    return digest_tag(image_digest, ".att")
 
 
 def statement(made: Provenance) -> dict[str, Any]:

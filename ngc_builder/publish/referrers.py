@@ -17,6 +17,7 @@ from typing import Any
 from ngc_builder.publish.attest import attestation_tag
 from ngc_builder.publish.sbom import SBOM_TYPE, sbom_tag
 from ngc_builder.publish.signing import signature_tag
+from ngc_builder.publish.tags import digest_tag
 from ngc_builder.services.registry import Manifest, Registry
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -26,8 +27,7 @@ ATTESTATION_ARTIFACT = "application/vnd.dev.cosign.artifact.att.v1+json"
 
 
 def referrers_tag(image_digest: str) -> str:
-    algorithm, _, hex_digest = image_digest.partition(":")
-    return f"{algorithm}-{hex_digest}"
+    return digest_tag(image_digest)
 
 
 def publish_referrers(registry: Registry, name: str, image_digest: str) -> str:

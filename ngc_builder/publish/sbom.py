@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ import requests
 
 from ngc_builder.lock.models import AptPackage, PipPackage, ReleaseLock, normalise
 from ngc_builder.plan.dag import ReleasePlan
+from ngc_builder.publish.tags import DIGEST_RE, digest_tag
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Manifest, Registry, RegistryError
 
@@ -29,7 +29,6 @@ SBOM_TYPE = "application/vnd.cyclonedx+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 EMPTY_TYPE = "application/vnd.oci.empty.v1+json"
 EMPTY_BLOB = b"{}"
-DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
 Document = dict[str, Any]
 
 # Run by the image's own Python (3.9+, stdlib only): the raw licence fields of every
@@ -79,10 +78,8 @@ Installed = Mapping[str, Mapping[str, str]]  # {"pip": {name: version}, "dpkg": 
 
 
 def sbom_tag(image_digest: str) -> str:
-    """'sha256:<hex>' -> 'sha256-<hex>.sbom': where the SBOM of that image is tagged."""
-    if not DIGEST_RE.fullmatch(image_digest):
-        raise ValueError(f"{image_digest!r} is not a sha256 digest")
-    return image_digest.replace(":", "-", 1) + ".sbom"
+    """Where the SBOM of that image is tagged."""
+    return digest_tag(image_digest, ".sbom")
 
 
 def image_sbom(name: str, plan: ReleasePlan, lock: ReleaseLock, digest: str,

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.publish.keys import SigningKey, verifies
+from ngc_builder.publish.tags import digest_tag
 from ngc_builder.services.registry import Manifest, Registry, RegistryError
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -27,8 +28,7 @@ SIGNATURE_ANNOTATION = "dev.cosignproject.cosign/signature"
 
 
 def signature_tag(image_digest: str) -> str:
-    algorithm, _, hex_digest = image_digest.partition(":")
-    return f"{algorithm}-{hex_digest}.sig"
+    return digest_tag(image_digest, ".sig")
 
 
 def payload(repository: str, image_digest: str) -> bytes:

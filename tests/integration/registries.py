@@ -212,3 +212,12 @@ def token_registry(folder: Path) -> Iterator[RunningRegistry]:
     finally:
         issuer.shutdown()
         issuer.server_close()
+
+
+def docker_config(folder: Path, host: str) -> Path:
+    """A Docker config folder holding the test user's login to `host`, as `docker login`
+    writes it."""
+    folder.mkdir()
+    auth = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    (folder / "config.json").write_text(json.dumps({"auths": {host: {"auth": auth}}}))
+    return folder

@@ -5,7 +5,6 @@ the image still pulled as before; and the same artifact on a registry with token
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from ngc_builder.publish import sbom
 from ngc_builder.services.registry import HttpRegistry, Manifest, parse_registry
 from tests.conftest import DATA
 from tests.integration.conftest import ReleaseRun, make_ci_root
-from tests.integration.registries import PASSWORD, USER, TokenIssuer, token_registry
+from tests.integration.registries import TokenIssuer, docker_config, token_registry
 
 pytestmark = pytest.mark.integration
 TAG = "26.11-py3"
@@ -155,11 +154,7 @@ def token_auth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Http
     folder = tmp_path / "registry"
     folder.mkdir()
     with token_registry(folder) as running:
-        config = tmp_path / "docker-config"
-        config.mkdir()
-        auth = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-        (config / "config.json").write_text(json.dumps({"auths": {running.host: {
-            "auth": auth}}}))
+        config = docker_config(tmp_path / "docker-config", running.host)
         monkeypatch.setenv("DOCKER_CONFIG", str(config))
         yield parse_registry(f"{running.host}/team")
 

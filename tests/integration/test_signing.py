@@ -33,7 +33,7 @@ from ngc_builder.publish.signing import sign_image, signature_problem, signature
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import HttpRegistry, Manifest, parse_registry
 from tests.integration.conftest import ReleaseRun, cli
-from tests.integration.registries import PASSWORD, USER, free_port, htpasswd_registry
+from tests.integration.registries import docker_config, free_port, htpasswd_registry
 
 pytestmark = pytest.mark.integration
 TAG = "26.11-py3"
@@ -136,11 +136,7 @@ def test_on_a_registry_that_wants_credentials_cosign_rejects_what_it_should(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "registry").mkdir()
     with htpasswd_registry(tmp_path / "registry", free_port()) as running:
-        config = tmp_path / "docker-config"
-        config.mkdir()
-        auth = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-        (config / "config.json").write_text(json.dumps({"auths": {running.host: {
-            "auth": auth}}}))
+        config = docker_config(tmp_path / "docker-config", running.host)
         monkeypatch.setenv("DOCKER_CONFIG", str(config))
         registry = parse_registry(f"{running.host}/team")
         signed = put_image(registry, "jax", b'{"architecture":"amd64","os":"linux"}')

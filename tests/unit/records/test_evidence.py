@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from ngc_builder.cli import main
 from ngc_builder.errors import InputError
@@ -70,17 +70,23 @@ def test_catalog_refuses_an_edited_record_and_writes_no_page(
     assert not out.exists()
 
 
+def report(tmp_path: Path, record: Path, write_release: WriteRelease,
+           ) -> tuple[list[Path], Result]:
+    """`report` of the edited record, into folders that must stay unwritten."""
+    written = [tmp_path / "matrix.md", tmp_path / "kept", tmp_path / "notes"]
+    result = CliRunner().invoke(main, [
+        "report", str(write_release(GOOD_RELEASE)), "--build-dir", str(record.parent.parent),
+        "--out", str(written[0]), "--archive", str(written[1]), "--notes", str(written[2])])
+    return written, result
+
+
 def test_report_refuses_an_edited_record_before_writing_anything(
         tmp_path: Path, secret: Path, write_release: WriteRelease) -> None:
     fixture = write_all(tmp_path)
     data = json.loads(fixture.record.read_text())
     data["images"]["pytorch"]["validation"]["report"] = str(secret)
     fixture.record.write_text(json.dumps(data))
-    written = [tmp_path / "matrix.md", tmp_path / "kept", tmp_path / "notes"]
-    result = CliRunner().invoke(main, [
-        "report", str(write_release(GOOD_RELEASE)), "--build-dir",
-        str(fixture.record.parent.parent), "--out", str(written[0]), "--archive",
-        str(written[1]), "--notes", str(written[2])])
+    written, result = report(tmp_path, fixture.record, write_release)
     assert result.exit_code == 2, result.output
     [line] = result.stderr.splitlines()
     assert "images.pytorch.validation.report" in line and "(not read)" in line
@@ -107,11 +113,7 @@ def test_report_writes_nothing_when_the_notes_cannot_be_made(
     data = json.loads(fixture.record.read_text())
     data["registry"] = "not a registry"
     fixture.record.write_text(json.dumps(data))
-    written = [tmp_path / "matrix.md", tmp_path / "kept", tmp_path / "notes"]
-    result = CliRunner().invoke(main, [
-        "report", str(write_release(GOOD_RELEASE)), "--build-dir",
-        str(fixture.record.parent.parent), "--out", str(written[0]), "--archive",
-        str(written[1]), "--notes", str(written[2])])
+    written, result = report(tmp_path, fixture.record, write_release)
     assert result.exit_code == 2, result.output
     assert "registry" in result.stderr and len(result.stderr.splitlines()) == 1
     assert not any(path.exists() for path in written)
