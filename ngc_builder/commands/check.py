@@ -31,7 +31,7 @@ def check_command(options: CheckOptions) -> int:
         check_stacks(loaded)
     plan = plan_release(loaded)
     lock = fresh_lock(loaded, plan)  # a stale lock names each image and what changed
-    # Read only: the cache's wheels give their metadata; what it lacks stays unchecked.
+    # Read only: the cache's wheels and .debs give their metadata; what it lacks stays unchecked.
     closure = require_closure(loaded, plan, lock, plan.images, PackageCache(default_root()))
     render_release(loaded, plan, lock)  # template mistakes are input mistakes too
     images = [image.name for image in plan.images]
@@ -40,7 +40,7 @@ def check_command(options: CheckOptions) -> int:
                           "closure_unchecked": closure.unchecked}))
     else:
         stacks = "stack check skipped (--offline)" if options.offline else "stacks match"
-        unchecked = (f" (not {', '.join(closure.unchecked)}: wheels not in the package "
+        unchecked = (f" (not {', '.join(closure.unchecked)}: packages not in the package "
                      "cache, `ngc-builder fetch`)" if closure.unchecked else "")
         print(f"{options.manifest}: ok: release {loaded.release.release}, {stacks}, "
               f"lock fresh, lock content checked{unchecked}, images: {', '.join(images)}")

@@ -11,7 +11,8 @@ from pathlib import Path
 from ngc_builder.build.image import project_revision
 from ngc_builder.cache.store import PackageCache
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.lock.closure import Closure, cached_requires, check_closure
+from ngc_builder.lock.closure import Closure, LockText, Metadata, cached_requires, check_closure
+from ngc_builder.lock.deb_closure import cached_controls
 from ngc_builder.lock.inputs import shown_path, stale_problems, with_locked_os
 from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease, load_release
@@ -72,10 +73,12 @@ def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = No
 
 def require_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
                     images: list[ImageSpec], cache: PackageCache) -> Closure:
-    """Input errors naming each image whose locked wheels are not its requirements' closure,
-    read from the wheels in `cache` (images with a wheel it lacks are left unchecked)."""
-    found = check_closure(loaded, plan, lock, images, cached_requires(cache.wheel_path),
-                          shown_path(lock_path(loaded.manifest), loaded.root))
+    """Input errors naming each image whose locked wheels or .debs are not its requirements'
+    closure, read from the packages in `cache` (images with one it lacks are left unchecked)."""
+    path = lock_path(loaded.manifest)
+    metadata = Metadata(cached_requires(cache.wheel_path), cached_controls(cache.deb_path))
+    where = LockText(shown_path(path, loaded.root), path.read_text(encoding="utf-8"))
+    found = check_closure(loaded, plan, lock, images, metadata, where)
     if found.problems:
         raise InputError(found.problems)
     return found

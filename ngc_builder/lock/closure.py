@@ -1,6 +1,7 @@
 """A lock's content follows from its inputs: every wheel an image locks is asked for by one of
 its requirements or, through the Requires-Dist metadata of a locked wheel, by another locked
-wheel; everything those ask for is locked (in the image or below it).
+wheel; everything those ask for is locked (in the image or below it). Its .debs are held to
+the same rule through their control files (`deb_closure.py`).
 
 The inputs check (`inputs.py`) says whether the lock was resolved from today's manifest; this
 says whether the package lists are what that resolution gives. A wheel appended by hand to
@@ -21,8 +22,10 @@ from packaging.markers import Marker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ngc_builder.errors import Problem
-from ngc_builder.lock.inputs import ancestors, pip_requirements, target_of
+from ngc_builder.lock.deb_closure import Controls, DebFindings, check_debs
+from ngc_builder.lock.inputs import ancestors, apt_requirements, pip_requirements, target_of
 from ngc_builder.lock.models import PipPackage, ReleaseLock, normalise
+from ngc_builder.lock.where import value_line
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
@@ -59,29 +62,63 @@ def wheel_requires(path: Path) -> tuple[str, ...] | None:
 @dataclass(frozen=True)
 class Closure:
     problems: list[Problem]
-    unchecked: list[str]  # images with a wheel whose metadata was not at hand
+    unchecked: list[str]  # images with a package whose metadata was not at hand
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Where the locked packages' own metadata comes from."""
+
+    requires: Requires
+    controls: Controls
+
+
+@dataclass(frozen=True)
+class LockText:
+    """The lock as its file shows it: problems name the line of the package they are about."""
+
+    shown: str
+    text: str
+
+    def problem(self, path: tuple[str | int, ...], message: str) -> Problem:
+        return Problem(self.shown, value_line(self.text, path),
+                       ".".join(str(step) for step in path[:3]), message)
 
 
 def check_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
-                  images: list[ImageSpec], requires: Requires, shown: str) -> Closure:
-    """Each of `images` whose locked wheels are not exactly its requirements' closure."""
+                  images: list[ImageSpec], metadata: Metadata, where: LockText) -> Closure:
+    """Each of `images` whose locked wheels or .debs are not exactly its requirements'
+    closure."""
     problems, unchecked = [], []
     for spec in images:
-        walk = _walk(loaded, plan, lock, spec, requires)
-        if walk is None:
+        locked = lock.for_image(spec.name)
+        if locked is None or locked.error is not None:
             continue
-        problems += [Problem(shown, 1, f"images.{spec.name}.pip", message)
-                     for message in walk.problems]
-        if walk.unknown:
+        walk = _walk(loaded, plan, lock, spec, metadata.requires)
+        debs = _deb_findings(loaded, plan, lock, spec, metadata.controls)
+        problems += [where.problem(("images", spec.name, "pip", *at), message)
+                     for at, message in walk.problems]
+        problems += [where.problem(("images", spec.name, "apt",
+                                    *(() if index is None else (index,))), message)
+                     for index, message in debs.problems]
+        if walk.unknown or debs.unknown:
             unchecked.append(spec.name)
     return Closure(problems, unchecked)
 
 
+def _deb_findings(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
+                  spec: ImageSpec, controls: Controls) -> DebFindings:
+    own = lock.images[spec.name].apt
+    below = [package for name in ancestors(plan, spec)
+             if (entry := lock.for_image(name)) is not None for package in entry.apt]
+    if spec.base in lock.os:
+        below += lock.os[spec.base].apt
+    return check_debs(apt_requirements(loaded, spec), own, below, controls)
+
+
 def _walk(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock, spec: ImageSpec,
-          requires: Requires) -> _Walk | None:
-    locked = lock.for_image(spec.name)
-    if locked is None or locked.error is not None:
-        return None
+          requires: Requires) -> _Walk:
+    locked = lock.images[spec.name]
     own = {package.name: package for package in locked.pip}
     below = {package.name for name in ancestors(plan, spec)
              if (entry := lock.for_image(name)) is not None for package in entry.pip}
@@ -89,9 +126,9 @@ def _walk(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock, spec: Ima
     for text in pip_requirements(loaded, spec):
         walk.visit(Requirement(text), "the manifest")
     if not walk.unknown:  # with every wheel's metadata read, what was not reached is extra
-        walk.problems += [f"{name}=={own[name].version} is locked, but no requirement of the "
-                          "image and no locked wheel's metadata asks for it (lock again)"
-                          for name in sorted(set(own) - walk.reached)]
+        walk.problems += [((walk.index[name],), f"{name}=={own[name].version} is locked, but no "
+                           "requirement of the image and no locked wheel's metadata asks for "
+                           "it (lock again)") for name in sorted(set(own) - walk.reached)]
     return walk
 
 
@@ -102,10 +139,11 @@ class _Walk:
     def __init__(self, own: dict[str, PipPackage], below: set[str], target: Target,
                  requires: Requires) -> None:
         self.own, self.below, self.target, self.requires = own, below, target, requires
+        self.index = {name: at for at, name in enumerate(own)}  # the wheel's place in the lock
         self.reached: set[str] = set()
         self.seen: set[tuple[str, frozenset[str]]] = set()
         self.unknown: list[str] = []
-        self.problems: list[str] = []
+        self.problems: list[tuple[tuple[int, ...], str]] = []  # (at, message)
 
     def visit(self, requirement: Requirement, asked_by: str, strict: bool = True) -> None:
         """`strict`: the requirement applies on the target, so it must be met; otherwise it
@@ -116,11 +154,11 @@ class _Walk:
         package = self.own.get(name)
         if package is None:
             if strict:
-                self.problems.append(f"{requirement} (asked by {asked_by}) is not locked")
+                self.problems.append(((), f"{requirement} (asked by {asked_by}) is not locked"))
             return
         if strict and not requirement.specifier.contains(package.version, prereleases=True):
-            self.problems.append(f"{name}=={package.version} is locked, but {asked_by} asks "
-                                 f"for {requirement}")
+            self.problems.append(((self.index[name],), f"{name}=={package.version} is locked, "
+                                  f"but {asked_by} asks for {requirement}"))
         key = (name, frozenset(requirement.extras))
         if key in self.seen:
             return

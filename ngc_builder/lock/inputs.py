@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ngc_builder.errors import Problem
 from ngc_builder.lock.models import ImageLock, ReleaseLock
+from ngc_builder.lock.where import value_line
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.manifest.wheels import Target
@@ -89,23 +90,26 @@ def stale_problems(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock |
     if lock is None:
         return [Problem(shown, 1, "lock", f"no lock for release {plan.release}: run "
                         "`ngc-builder lock MANIFEST`")]
-    problems = [Problem(shown, 1, f"images.{spec.name}", message)
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""  # "": line 1
+    problems = [Problem(shown, value_line(text, ("images", spec.name)), f"images.{spec.name}",
+                        message)
                 for spec in plan.images
                 for message in _image_staleness(loaded, plan, spec, lock)]
     extra = sorted(set(lock.images) - {spec.name for spec in plan.images})
-    problems += [Problem(shown, 1, f"images.{name}", "locked but not in the manifest: lock "
-                         "again") for name in extra]
-    return problems + _os_staleness(loaded, plan, lock, shown)
+    problems += [Problem(shown, value_line(text, ("images", name)), f"images.{name}",
+                         "locked but not in the manifest: lock again") for name in extra]
+    return problems + _os_staleness(loaded, plan, lock, shown, text)
 
 
 def _os_staleness(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
-                  shown: str) -> list[Problem]:
+                  shown: str, text: str) -> list[Problem]:
     problems = []
     for name, entry in sorted(lock.os.items()):
         base = loaded.bases.get(name)
         suite = base.bootstrap.suite if base is not None and base.bootstrap else None
         if name not in plan.os_refs or suite != entry.suite:
-            problems.append(Problem(shown, 1, f"os.{name}", f"lock is stale (suite "
+            problems.append(Problem(shown, value_line(text, ("os", name)), f"os.{name}",
+                                    f"lock is stale (suite "
                                     f"{entry.suite} locked, {suite or 'none'} wanted): lock again"))
     return problems
 

@@ -118,8 +118,10 @@ def test_check_names_the_image_whose_lock_is_stale(write_release: WriteRelease) 
     manifest.write_text(GOOD_RELEASE.replace('"0.12.0"', '"0.12.1"'), encoding="utf-8")
     code, out, err = invoke("check", str(manifest), "--offline")
     assert code == 2 and out == ""
+    lock_lines = manifest.with_name("26.11.lock.json").read_text().splitlines()
+    line = lock_lines.index('    "jax": {') + 1  # the image's entry, where a reviewer looks
     assert err.strip().splitlines() == [
-        "releases/26.11.lock.json:1: images.jax: lock is stale (pip: -jax[cuda13]==0.12.0 "
+        f"releases/26.11.lock.json:{line}: images.jax: lock is stale (pip: -jax[cuda13]==0.12.0 "
         "-jaxlib==0.12.0 +jax[cuda13]==0.12.1 +jaxlib==0.12.1): lock again"]
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.lock.closure import applies, check_closure, wheel_requires
-from ngc_builder.lock.models import PipPackage, ReleaseLock
+from ngc_builder.lock.closure import LockText, Metadata, applies, check_closure, wheel_requires
+from ngc_builder.lock.debian import DebControl
+from ngc_builder.lock.models import PipPackage, ReleaseLock, dump_lock
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import plan_release
@@ -31,9 +32,25 @@ def checked(write_release: WriteRelease, edit: dict[str, list[PipPackage]] | Non
               else image for name, image in lock.images.items()}
     lock = ReleaseLock(release=lock.release, images=images, os=lock.os)
     answers = requires or {}
-    found = check_closure(loaded, plan, lock, plan.images,
-                          lambda package, target: answers.get(package.name, ()), "26.11.lock.json")
+    metadata = Metadata(lambda package, target: answers.get(package.name, ()),
+                        lambda package: DebControl(depends=(), provides=()))
+    found = check_closure(loaded, plan, lock, plan.images, metadata,
+                          LockText("26.11.lock.json", dump_lock(lock)))
     return [str(problem) for problem in found.problems], found.unchecked
+
+
+def line_of(write_release: WriteRelease, edit: dict[str, list[PipPackage]], text: str,
+            after: str = "") -> int:
+    """The line of the edited lock that holds `text` (where a reviewer must look), the first
+    after the line holding `after`."""
+    loaded = load_release(write_release(GOOD_RELEASE))
+    lock = fake_lock(loaded, plan_release(loaded))
+    images = {name: image.model_copy(update={"pip": edit.get(name, image.pip)})
+              for name, image in lock.images.items()}
+    dumped = dump_lock(ReleaseLock(release=lock.release, images=images, os=lock.os))
+    lines = dumped.splitlines()
+    start = next(number for number, line in enumerate(lines) if after in line)
+    return next(number for number, line in enumerate(lines, 1) if number > start and text in line)
 
 
 def jax_wheels(write_release: WriteRelease) -> list[PipPackage]:
@@ -49,23 +66,28 @@ def test_a_lock_as_resolved_is_its_closure(write_release: WriteRelease) -> None:
 def test_a_wheel_appended_by_hand_is_named_with_its_image(write_release: WriteRelease) -> None:
     added = [*jax_wheels(write_release), wheel("evil-helper", "1.0")]
     problems, _ = checked(write_release, {"jax": added})
-    assert problems == ["26.11.lock.json:1: images.jax.pip: evil-helper==1.0 is locked, but no "
-                        "requirement of the image and no locked wheel's metadata asks for it "
-                        "(lock again)"]
+    line = line_of(write_release, {"jax": added}, '"evil-helper"')
+    assert line > 1
+    assert problems == [f"26.11.lock.json:{line}: images.jax.pip: evil-helper==1.0 is locked, "
+                        "but no requirement of the image and no locked wheel's metadata asks "
+                        "for it (lock again)"]
 
 
 def test_a_dependency_taken_out_or_at_another_version_is_named(
         write_release: WriteRelease) -> None:
     wheels = jax_wheels(write_release)
     first = wheels[0]
-    problems, _ = checked(write_release, {"jax": [*wheels, wheel("numpy", "1.0")]},
+    edit = {"jax": [*wheels, wheel("numpy", "1.0")]}
+    problems, _ = checked(write_release, edit,
                           {first.name: ("numpy>=2", "scipy; python_version >= '3.10'",
                                         "typing-extensions; python_version < '3.8'")})
+    numpy_line = line_of(write_release, edit, '"numpy"')
+    list_line = line_of(write_release, edit, '      "pip": [', after='    "jax": {')
     assert problems == [
-        f"26.11.lock.json:1: images.jax.pip: numpy==1.0 is locked, but {first.name} "
+        f"26.11.lock.json:{numpy_line}: images.jax.pip: numpy==1.0 is locked, but {first.name} "
         f"{first.version} asks for numpy>=2",
-        f"26.11.lock.json:1: images.jax.pip: scipy; python_version >= \"3.10\" (asked by "
-        f"{first.name} {first.version}) is not locked"]
+        f"26.11.lock.json:{list_line}: images.jax.pip: scipy; python_version >= \"3.10\" (asked "
+        f"by {first.name} {first.version}) is not locked"]
 
 
 def test_without_every_wheels_metadata_nothing_is_called_unasked(
