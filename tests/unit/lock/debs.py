@@ -16,7 +16,7 @@ def ar_member(name: str, data: bytes) -> bytes:
 
 def tar_of(files: dict[str, bytes], compression: str = "xz") -> bytes:
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode=f"w:{compression}") as tar:
+    with tarfile.open(fileobj=buffer, mode=f"w:{compression}") as tar:  # type: ignore[call-overload]
         for name, data in files.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
