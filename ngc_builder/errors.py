@@ -21,7 +21,14 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return strip_userinfo(f"{self.file}:{self.line}: {self.field}: {self.message}")
+        return strip_userinfo(one_line(f"{self.file}:{self.line}: {self.field}: "
+                                       f"{self.message}"))
+
+
+def one_line(text: str) -> str:
+    """`text` with its control characters written as escapes: a problem is one line, whatever
+    a hostile file name or value holds (a newline would forge a second line of output)."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 class InputError(Exception):

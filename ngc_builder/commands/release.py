@@ -135,6 +135,7 @@ def _cluster(options: ReleaseOptions, prepared: Prepared,
 def _locked_run(options: ReleaseOptions, prepared: Prepared, release_dir: Path,
                 host: Host, cluster: ClusterValidation | None) -> ReleaseRecord | None:
     """The run, once this process holds the build dir; None when the host stopped it."""
+    signing = signing_key() if options.push else None  # a bad key stops it before any write
     for image in prepared.rendered:
         image.write(release_dir / "context", owned=True)
     mode = host.gpu_mode()
@@ -142,29 +143,23 @@ def _locked_run(options: ReleaseOptions, prepared: Prepared, release_dir: Path,
         return None
     ui = Ui(release_dir / "logs", show_logs=options.show_logs)
     try:
-        return _run(options, prepared, _services(options, prepared, host, ui, cluster), mode)
+        services = _services(options, prepared, host, ui, cluster, signing)
+        return _run(options, prepared, services, mode)
     finally:
         ui.close()
 
 
 def _services(options: ReleaseOptions, prepared: Prepared, host: Host, ui: Ui,
-              cluster: ClusterValidation | None) -> RunServices:
+              cluster: ClusterValidation | None, signing: SigningKey | None) -> RunServices:
     """The site's build hosts when it lists engines, else the one engine (DOCKER_HOST)."""
     entries = load_site(options.site, prepared.loaded.root).engines
-    signing = _signing(ui) if options.push else None
+    if signing is not None and signing.made_now:
+        ui.step("signing", f"no NGC_SIGNING_KEY: made a key pair in "
+                f"{Path(signing.source).parent} (its public key goes beside the release notes)")
     if not entries:
         return RunServices(host.connect(), ui, cluster=cluster, signing=signing)
     hosts = open_site_hosts(entries, host.open_host)
     return RunServices(hosts[0].engine, ui, BuildHosts(hosts), cluster, signing)
-
-
-def _signing(ui: Ui) -> SigningKey:
-    """The release's signing key (docs/signing.md), read before anything is built."""
-    key = signing_key()
-    if key.made_now:
-        ui.step("signing", f"no NGC_SIGNING_KEY: made a key pair in {Path(key.source).parent} "
-                "(its public key goes beside the release notes)")
-    return key
 
 
 def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,

@@ -4,10 +4,14 @@ run's record, or by another run), a parent pulled back from the registry."""
 
 from __future__ import annotations
 
+import contextlib
+
 import docker.errors
 import requests
 
+from ngc_builder.build import packages
 from ngc_builder.errors import StepError
+from ngc_builder.pipeline.adopt import published_labels, published_validation
 from ngc_builder.pipeline.run import Run
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
@@ -31,17 +35,32 @@ def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
     if run.gpu_mode_for(spec.name) == "required" and not gpu_checked:
         return None
     if not same:
-        local = find_built(run.engine_for(spec.name), key.key)
-        record.build = BuildRecord(status="ok", key=key.key, reused=True, source="registry",
-                                   inputs=key.inputs(),
-                                   image_id=None if local is None else str(local["Id"]))
-        record.validation = ValidationRecord(status="ok", verdict="pass", reused=True,
-                                             error=None, gpu_mode="(published)")
+        _adopt(run, spec, record, digest)
     record.build.reused = record.validation.reused = True
     run.ui.step(spec.name, f"unchanged: registry holds {key.tag[:16]}... at {digest}")
     record.push = record.push.model_copy(update={"status": "ok", "digest": digest,
                                                  "reused": True, "error": None})
     return digest
+
+def _adopt(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
+    """The record of an image another run published: its labels and attested validation
+    from the registry, its size from a local copy when this host has one."""
+    key = run.inputs.keys[spec.name]
+    local = find_built(run.engine_for(spec.name), key.key)
+    record.build = BuildRecord(
+        status="ok", key=key.key, reused=True, source="registry", inputs=key.inputs(),
+        image_id=None if local is None else str(local["Id"]),
+        size_bytes=None if local is None else int(local.get("Size") or 0) or None)
+    record.labels = published_labels(run.registry, spec.name, digest)
+    if local is not None:  # same key, same locked packages: listed from the local copy
+        with contextlib.suppress(StepError):
+            record.build.packages = str(packages.collect(
+                run.engine_for(spec.name), str(local["Id"]),
+                run.inputs.report_dir / f"{spec.name}.packages.json"))
+    signing = run.services.signing
+    record.validation = published_validation(
+        run.registry, spec.name, digest, None if signing is None else signing.private.public_key())
+
 
 def _published_digest(run: Run, spec: ImageSpec) -> str | None:
     try:

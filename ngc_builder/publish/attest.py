@@ -52,6 +52,14 @@ class Provenance:
     finished: str
 
 
+@dataclass(frozen=True)
+class Attested:
+    """What a verified envelope states: its subject's sha256 and the validation."""
+
+    subject: str
+    validation: dict[str, str]
+
+
 def attestation_tag(image_digest: str) -> str:
     return digest_tag(image_digest, ".att")
 
@@ -121,19 +129,37 @@ def attestation_problem(registry: SignatureReader, name: str, image_digest: str,
 
 def _attested(registry: SignatureReader, name: str, tag: str, image_digest: str,
               public: ec.EllipticCurvePublicKey) -> bool:
-    return any(_statement_of(registry, name, layer, public) == image_digest[7:]
-               for layer in artifact_layers(registry, name, tag, ENVELOPE_TYPE))
+    return attested_validation(registry, name, image_digest, public) is not None
+
+
+def attested_validation(registry: SignatureReader, name: str, image_digest: str,
+                        public: ec.EllipticCurvePublicKey) -> dict[str, str] | None:
+    """The validation (verdict and tiers) that `public`'s attestation of the image states;
+    None when there is none. A run that adopts a published image reads what the run that
+    validated it attested, not what an unsigned record or label would claim."""
+    for layer in artifact_layers(registry, name, attestation_tag(image_digest), ENVELOPE_TYPE):
+        found = _statement_of(registry, name, layer, public)
+        if found is not None and found.subject == image_digest[7:]:
+            return found.validation
+    return None
 
 
 def _statement_of(registry: SignatureReader, name: str, layer: dict[str, Any],
-                  public: ec.EllipticCurvePublicKey) -> str | None:
-    """The subject's sha256 of a layer's envelope when its signature is `public`'s."""
+                  public: ec.EllipticCurvePublicKey) -> Attested | None:
+    """The subject's sha256 and validation annotations of a layer's envelope, when its
+    signature is `public`'s."""
     try:
         sealed = json.loads(registry.get_blob(name, str(layer["digest"])))
         body = base64.b64decode(sealed["payload"])
         signed = any(verifies(public, pae(sealed["payloadType"], body), entry["sig"])
                      for entry in sealed["signatures"])
-        subject = json.loads(body)["subject"][0]["digest"]["sha256"]
-    except (ValueError, KeyError, TypeError, IndexError):
+        statement = json.loads(body)
+        subject = statement["subject"][0]["digest"]["sha256"]
+        byproducts = statement["predicate"]["runDetails"].get("byproducts") or []
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
-    return str(subject) if signed else None
+    validation = next((item.get("annotations") for item in byproducts
+                       if isinstance(item, dict) and item.get("name") == "validation"), None)
+    annotations = {str(key): str(value) for key, value in (validation or {}).items()
+                   if isinstance(value, str)} if isinstance(validation, dict) else {}
+    return Attested(str(subject), annotations) if signed else None

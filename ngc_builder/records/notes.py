@@ -55,6 +55,7 @@ def release_notes(loaded: LoadedRelease, record: ReleaseRecord, record_file: Pat
              *matrix_lines(loaded, record), "",
              "## Registry bytes", "", *_bytes_lines(record, registry), "",
              "## SBOMs", "", *_sbom_lines(record), "",
+             "## Signatures", "", *_signature_lines(record), "",
              f"## Changes since {previous or 'the previous release'}", "",
              *_lock_lines(loaded, archive_dir, previous), "",
              "Built images against the archived ones (pip and dpkg, as recorded at build time):",
@@ -85,6 +86,22 @@ def _sbom_lines(record: ReleaseRecord) -> list[str]:
     lines = [f"- {name}: `{record.registry}/{name}:{image.push.sbom}`"
              for name, image in record.images.items() if image.push.sbom]
     return lines or ["No SBOM was pushed for this release."]
+
+
+def _signature_lines(record: ReleaseRecord) -> list[str]:
+    """Which images are signed and attested, and the command a cluster runs to check one
+    (docs/signing.md); the public key is written beside these notes."""
+    signed = [name for name, image in record.images.items()
+              if image.push.signature and image.push.digest]
+    if not signed:
+        return ["No image of this release was signed."]
+    first = record.images[signed[0]].push.digest
+    return [f"- Signed (cosign's `sha256-<digest>.sig`), with their SBOMs, and attested (SLSA "
+            f"provenance, `.att`) with the key in `{record.release}.cosign.pub`: "
+            f"{', '.join(signed)}.",
+            f"- Check one: `cosign verify --key {record.release}.cosign.pub "
+            f"{record.registry}/{signed[0]}@{first}` (and `cosign verify-attestation --type "
+            "slsaprovenance1`); docs/signing.md has the admission policy."]
 
 
 def _lock_lines(loaded: LoadedRelease, archive_dir: Path, previous: str | None) -> list[str]:

@@ -68,7 +68,8 @@ VARIABLES = {variable.name: variable for variable in (
     Variable("NGC_DOCKER_CERTS_D", "a folder", _any),
     Variable("NGC_CACHE_DIR", "a folder", _any),
     Variable("NGC_SITE", "a file", _any),
-    Variable("NGC_STATE_DIR", "a folder", _any),
+    # It holds the made signing key: a relative path would put it in the checkout (and git).
+    Variable("NGC_STATE_DIR", "an absolute folder path", lambda text: text.startswith("/")),
     Variable("NGC_SIGNING_KEY", "a cosign private key file, or env://VARIABLE",
              lambda text: not text.startswith("env://") or bool(
                  re.fullmatch(r"env://[A-Za-z_][A-Za-z0-9_]*", text))),

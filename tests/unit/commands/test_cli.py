@@ -113,6 +113,26 @@ def test_release_without_a_lock_is_refused_before_anything_is_built(
         "`ngc-builder lock MANIFEST`"]
 
 
+def test_a_signing_key_that_cannot_be_read_stops_the_release_before_any_write(
+        write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NGC_SIGNING_KEY", str(tmp_path / "absent.key"))
+    build = tmp_path / "build"
+    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
+                          "--build-dir", str(build))
+    assert code == 2
+    assert err.strip().splitlines() == [f"{tmp_path / 'absent.key'}:1: key: No such file or "
+                                        "directory"]
+    assert not (build / "26.11" / "context").exists()  # no context rendered out
+
+
+def test_a_control_character_in_a_path_stays_on_its_one_line(tmp_path: Path) -> None:
+    """A file name holding a newline must not forge a second line of output."""
+    code, _, err = invoke("check", str(tmp_path / "26.11.yaml\nlock fresh: ok"))
+    assert code == 2
+    [line] = err.strip().splitlines()
+    assert line.endswith("/26.11.yaml\\nlock fresh: ok:1: (file): No such file or directory")
+
+
 def test_check_names_the_image_whose_lock_is_stale(write_release: WriteRelease) -> None:
     manifest = write_release(GOOD_RELEASE)
     manifest.write_text(GOOD_RELEASE.replace('"0.12.0"', '"0.12.1"'), encoding="utf-8")

@@ -55,6 +55,12 @@ def test_notes_diff_against_the_archived_previous_release(
     for name in ("jax", "pytorch"):  # whole digests, pullable as written
         assert f"- {name}: `docker pull {new.registry}/{name}@{DIGEST}`" in text
     assert len(DIGEST) == len("sha256:") + 64
+    assert "No image of this release was signed." in text
+    new.images["jax"].push.signature = f"sha256-{DIGEST[7:]}.sig"
+    signed = notes.release_notes(loaded, new, tmp_path / "release.json", tmp_path / "archive",
+                                 registry)
+    assert "with the key in `26.11.cosign.pub`: jax." in signed  # pytorch was not signed
+    assert (f"`cosign verify --key 26.11.cosign.pub {new.registry}/jax@{DIGEST}`") in signed
 
 
 def test_the_package_diff_is_the_lock_diff(write_release: WriteRelease, tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ pytestmark = pytest.mark.unit
     ("NGC_DEBIAN_MIRROR", "ftp://u:secret@m.example/debian",
      "NGC_DEBIAN_MIRROR: 'ftp://m.example/debian' is not an http:// or https:// URL"),
     ("NGC_SITE", "site.yaml\non: push", "NGC_SITE: 'site.yaml\\non: push' is not a file"),
+    ("NGC_STATE_DIR", "state", "NGC_STATE_DIR: 'state' is not an absolute folder path"),
 ])
 def test_a_bad_value_is_one_line_naming_the_variable_and_nothing_runs(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str,

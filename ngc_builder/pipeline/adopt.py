@@ -1,0 +1,64 @@
+"""What a run records of an image it adopts from the registry (the registry holds its content
+key, published by another run or another release): the labels of the published image's own
+config, and the validation its signed attestation states. A rerun with a new record, or the
+next month reusing a shared layer, then reports the image as it was validated, not as blank.
+
+The registry's answers are hostile input: only the builder's own labels are taken, one line
+and bounded each; the validation is taken only from an envelope the release's key signed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from ngc_builder.errors import CONTROL
+from ngc_builder.plan.dag import LABEL_PREFIX
+from ngc_builder.publish.attest import attested_validation
+from ngc_builder.records.record import ValidationRecord
+from ngc_builder.services.registry import Registry, RegistryError
+
+OWN_PREFIXES = (f"{LABEL_PREFIX}.", "org.opencontainers.image.")  # the labels the builder sets
+LABEL_LIMIT = 400  # characters of one label value kept
+LABELS_LIMIT = 200  # labels kept
+
+
+def published_labels(registry: Registry, name: str, digest: str) -> dict[str, str]:
+    """The builder's labels in the config of the image at `digest` ({} when unreadable)."""
+    try:
+        manifest = registry.get_manifest(name, digest)
+        if manifest is None:
+            return {}
+        config_digest = str(json.loads(manifest.body)["config"]["digest"])
+        blob = registry.get_blob(name, config_digest)
+        labels = json.loads(blob)["config"].get("Labels") or {}
+    except (RegistryError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    if "sha256:" + hashlib.sha256(blob).hexdigest() != config_digest or not isinstance(
+            labels, dict):
+        return {}
+    return dict(list(_own(labels).items())[:LABELS_LIMIT])
+
+
+def _own(labels: dict[object, object]) -> dict[str, str]:
+    return {key: value for key, value in labels.items()
+            if isinstance(key, str) and isinstance(value, str) and key.startswith(OWN_PREFIXES)
+            and len(value) <= LABEL_LIMIT and not CONTROL.search(key + value)}
+
+
+def published_validation(registry: Registry, name: str, digest: str,
+                         public: ec.EllipticCurvePublicKey | None) -> ValidationRecord:
+    """The validation of a published image: its attested verdict and tiers when the release's
+    key attested it, else only that the registry holds it (`(published)`, no tiers)."""
+    attested = None
+    if public is not None:
+        try:
+            attested = attested_validation(registry, name, digest, public)
+        except RegistryError:
+            attested = None
+    tiers = {key: value for key, value in (attested or {}).items()
+             if key != "verdict" and len(value) <= LABEL_LIMIT and not CONTROL.search(key + value)}
+    return ValidationRecord(status="ok", verdict="pass", reused=True, error=None,
+                            gpu_mode="(published)", tiers=tiers)
