@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import click
 
@@ -19,6 +19,7 @@ from ngc_builder.commands.validate import (
     validate_host_command,
     validate_image_command,
 )
+from ngc_builder.pipeline.run import RunPolicy
 from ngc_builder.validate.baselines import DEFAULT_FILE as DEFAULT_BASELINES
 from ngc_builder.validate.host import HostBaselines
 
@@ -52,22 +53,27 @@ from ngc_builder.validate.host import HostBaselines
                    "of the site's Slurm cluster (slurm: in the site file), which pulls the "
                    "pushed candidate; release tags move only after the job passed.")
 @JSON
-def release(manifest: Path, only: tuple[str, ...], registry: str | None, no_push: bool,
-            no_promote: bool, root: Path | None, build_dir: Path, os_source: str,
-            offline: bool, quiet: bool, jobs: int, force: bool, no_cache: bool,
-            site: Path | None, validate_on: str, as_json: bool) -> None:
+def release(**flags: Any) -> None:
     """Build, validate, push candidates and promote a release; end with a summary table.
 
     Images whose content key the registry already holds are neither built nor pushed."""
-    if validate_on == "slurm" and no_push:
+    options = release_options(flags)
+    sys.exit(guarded(lambda: release_command(options), options.as_json))
+
+
+def release_options(flags: dict[str, Any]) -> ReleaseOptions:
+    """The release's options from its command line: how it may act goes in its policy."""
+    if flags["validate_on"] == "slurm" and flags["no_push"]:
         raise click.UsageError("--validate-on slurm needs the push: the node pulls the "
                                "candidate it validates")
-    options = ReleaseOptions(
-        manifest=manifest, root=root, only=list(only), registry=registry, push=not no_push,
-        build_dir=build_dir, os_strategy=cast(Strategy, os_source), offline=offline,
-        stack_check=not offline, show_logs=not quiet, as_json=as_json, jobs=jobs, force=force,
-        no_cache=no_cache, site=site, validate_on=validate_on, promote=not no_promote)
-    sys.exit(guarded(lambda: release_command(options), options.as_json))
+    policy = RunPolicy(push=not flags["no_push"], jobs=flags["jobs"], force=flags["force"],
+                       no_cache=flags["no_cache"], promote=not flags["no_promote"])
+    return ReleaseOptions(
+        manifest=flags["manifest"], root=flags["root"], only=list(flags["only"]),
+        registry=flags["registry"], policy=policy, build_dir=flags["build_dir"],
+        os_strategy=cast(Strategy, flags["os_source"]), offline=flags["offline"],
+        stack_check=not flags["offline"], show_logs=not flags["quiet"],
+        as_json=flags["as_json"], site=flags["site"], validate_on=flags["validate_on"])
 
 
 @click.command()

@@ -15,6 +15,7 @@ from ngc_builder.build import packages
 from ngc_builder.clock import now
 from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.pipeline.run import RunPolicy
 from ngc_builder.records import archive
 from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.notes import image_diff
@@ -51,10 +52,10 @@ def rebuild_command(options: RebuildOptions,
     root = (options.root or Path.cwd()).resolve()
     with tempfile.TemporaryDirectory(prefix=f"ngc-rebuild-{release}-") as scratch:
         tree = (checkout or checkout_revision)(root, archived.revision, Path(scratch) / "tree")
+        policy = RunPolicy(force=True, jobs=options.jobs, reuse_published=not options.fresh)
         code = release_run(ReleaseOptions(
-            manifest=manifest, root=tree, registry=options.registry, force=True,
-            build_dir=options.build_dir / f"rebuild-{release}", jobs=options.jobs,
-            reuse_published=not options.fresh, as_json=options.as_json))
+            manifest=manifest, root=tree, registry=options.registry, policy=policy,
+            build_dir=options.build_dir / f"rebuild-{release}", as_json=options.as_json))
         _forget(root, tree)
     check = _note_moves(options, archived, clock)
     if code == 0 and check is not None and check.differences:

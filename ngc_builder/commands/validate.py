@@ -14,7 +14,7 @@ from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import EngineError, InputError, Problem
 from ngc_builder.manifest.load import load_model, load_release
 from ngc_builder.manifest.models import RELEASE_RE, Framework
-from ngc_builder.manifest.site import SITE_FILE, SlurmSite, load_site, site_path
+from ngc_builder.manifest.site import slurm_site
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.runner.report import RunReport
 from ngc_builder.services.engine import Engine, connect, gpu_mode, image_exists
@@ -94,17 +94,6 @@ def validate_slurm_command(options: ValidateImageOptions, cluster: SlurmCluster,
     if options.junit is not None:
         write_junit(outcome.report, options.junit, f"ngc.{name}")
     return _finish(outcome.report, options.as_json)
-
-
-def slurm_site(explicit: Path | None, root: Path) -> SlurmSite:
-    """The site's slurm: section; an input error naming the site file without one."""
-    path = site_path(explicit, root)
-    site = load_site(explicit, root)
-    if site.slurm is None:
-        where = str(path) if path is not None else f"{root / SITE_FILE} (no site file)"
-        raise InputError([Problem(where, 1, "slurm", "no slurm: section; validation on Slurm "
-                                  "needs the cluster to submit to")])
-    return site.slurm
 
 
 def _local_labels(engine: Engine | None, ref: str) -> dict[str, str]:

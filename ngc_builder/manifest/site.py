@@ -30,6 +30,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.load import load_model
 from ngc_builder.services.environment import setting
 
@@ -141,3 +142,14 @@ def load_site(explicit: Path | None, root: Path) -> Site:
     if path is None:
         return Site()
     return load_model(path, Site, str(path))[0]
+
+
+def slurm_site(explicit: Path | None, root: Path) -> SlurmSite:
+    """The site's slurm: section; an input error naming the site file without one."""
+    path = site_path(explicit, root)
+    site = load_site(explicit, root)
+    if site.slurm is None:
+        where = str(path) if path is not None else f"{root / SITE_FILE} (no site file)"
+        raise InputError([Problem(where, 1, "slurm", "no slurm: section; validation on Slurm "
+                                  "needs the cluster to submit to")])
+    return site.slurm

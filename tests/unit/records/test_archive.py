@@ -227,8 +227,8 @@ def test_rebuild_runs_forced_from_the_archived_manifest_and_revision(
     fake = FakeRun(published({"pytorch": OLD}))
     assert run_rebuild(fake, archived, tmp_path, fresh=True) == 0
     [options] = fake.options
-    assert options.force is True
-    assert options.reuse_published is False
+    assert options.policy.force is True
+    assert options.policy.reuse_published is False
     assert options.manifest == (archived / "26.11" / archive.MANIFEST_NAME).resolve()
     assert options.build_dir == tmp_path / "build" / "rebuild-26.11"
     assert fake.revisions == [REVISION]

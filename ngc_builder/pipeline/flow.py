@@ -1,0 +1,214 @@
+"""A release, top to bottom: from the prepared release (manifest checked, planned, rendered,
+locked) to the record of every selected image built, validated, pushed and promoted.
+
+    release_flow
+      the cluster that validates (--validate-on slurm), checked before anything is written
+      the build dir, held by this process
+        the signing key, read before anything is written
+        the rendered contexts written
+        the T1 gate (with GPUs to validate on)
+        the services: build hosts (the site's, or the one engine), UI, cluster, signing
+        the record, reopened where an earlier run stopped
+          the package cache filled and served; the lock's content checked against it
+          the OS images, then the other build hosts made ready
+          every selected image through its lifecycle (`lifecycle.process_image`)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ngc_builder.build.image import project_source
+from ngc_builder.build.osbase import Strategy, locked_bootstrap
+from ngc_builder.cache.network import BuildNetwork
+from ngc_builder.cache.store import default_root, open_cache
+from ngc_builder.commands.prepare import Prepared, require_closure
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.manifest.site import load_site, site_path, slurm_site
+from ngc_builder.pipeline.cache import ready_cache
+from ngc_builder.pipeline.console import Ui
+from ngc_builder.pipeline.hosts import BuildHosts
+from ngc_builder.pipeline.interrupt import Interrupted, stop_run
+from ngc_builder.pipeline.release import (
+    Preflight,
+    host_defects,
+    obtain_os_images,
+    open_record,
+    run_images,
+)
+from ngc_builder.pipeline.run import (
+    ClusterValidation,
+    Run,
+    RunInputs,
+    RunPolicy,
+    RunServices,
+    RunState,
+)
+from ngc_builder.pipeline.site_hosts import (
+    OpenHost,
+    open_site_engine,
+    open_site_hosts,
+    ready_other_hosts,
+    sweep_stale,
+)
+from ngc_builder.publish.keys import SigningKey, signing_key
+from ngc_builder.records.evidence import check_evidence
+from ngc_builder.records.lock import release_lock
+from ngc_builder.records.record import ReleaseRecord, record_path
+from ngc_builder.render.keys import release_keys
+from ngc_builder.services.engine import Engine, connect, gpu_mode
+from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
+from ngc_builder.validate import baselines
+from ngc_builder.validate.preflight import host_preflight
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    """What a release run is asked to do. `policy` is how it may act; its `gpu_mode` and
+    `aliases` are the host's and the manifest's, set by the flow."""
+
+    manifest: Path
+    root: Path | None = None
+    only: list[str] = field(default_factory=list)
+    registry: str | None = None
+    policy: RunPolicy = field(default_factory=RunPolicy)
+    build_dir: Path = Path("build")
+    os_strategy: Strategy = "auto"
+    stack_check: bool = True
+    show_logs: bool = True
+    as_json: bool = False
+    offline: bool = False  # hermetic: an internal network, packages only from the cache
+    site: Path | None = None  # the site file (build hosts, Slurm); None: NGC_SITE or ROOT/site.yaml
+    validate_on: str = "engine"  # or "slurm": a job of the site's cluster per image
+
+
+@dataclass(frozen=True)
+class Host:
+    """What a release finds on the machine it runs on; tests hand in their own."""
+
+    connect: Callable[[], Engine] = connect
+    gpu_mode: Callable[[], str] = gpu_mode
+    preflight: Preflight = host_preflight
+    # One build host of the site file: its engine and GPU mode (asked of that host).
+    open_host: OpenHost = open_site_engine
+    slurm: Callable[[], SlurmCluster] = SubprocessSlurm  # the site's cluster
+
+
+def release_flow(options: ReleaseOptions, prepared: Prepared,
+                 host: Host) -> ReleaseRecord | None:
+    """The record of the run; None when the host stopped it before anything was built."""
+    cluster = _cluster(options, prepared, host)
+    release_dir = options.build_dir / prepared.plan.release
+    with release_lock(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
+        signing = signing_key() if options.policy.push else None  # bad: stop before writing
+        for image in prepared.rendered:
+            image.write(release_dir / "context", owned=True)
+        mode = host.gpu_mode()
+        if _stopped_by_host(prepared, release_dir, mode, host.preflight):
+            return None
+        ui = Ui(release_dir / "logs", show_logs=options.show_logs)
+        try:
+            services = _services(options, prepared, host, ui, cluster, signing)
+            return _run(options, prepared, services, mode)
+        finally:
+            ui.close()
+
+
+def _cluster(options: ReleaseOptions, prepared: Prepared,
+             host: Host) -> ClusterValidation | None:
+    """--validate-on slurm: the site's cluster, refused up front where it cannot judge the
+    release's images (no push for the node to pull, runtime host validates no image)."""
+    if options.validate_on != "slurm":
+        return None
+    site = slurm_site(options.site, prepared.loaded.root)
+    if not options.policy.push:  # the CLI refuses it too; here for other callers
+        raise InputError([Problem("release", 0, "--validate-on slurm", "needs the push: the "
+                                  "node pulls the candidate it validates")])
+    if site.runtime == "host":
+        where = str(site_path(options.site, prepared.loaded.root))
+        raise InputError([Problem(where, 1, "slurm.runtime", "host validates the site's "
+                                  "Python, not an image: --validate-on slurm needs docker or "
+                                  "pyxis")])
+    return ClusterValidation(host.slurm(), site)
+
+
+def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,
+                     preflight: Preflight) -> bool:
+    defects = host_defects(prepared.loaded, release_dir, mode, preflight)
+    for check in defects:
+        print(f"host defect: {check.id}: {check.message}", file=sys.stderr)
+    if defects:
+        print("T1 preflight failed: fix the host, or validate without GPUs (NGC_GPU=none); "
+              "nothing was built or pushed", file=sys.stderr)
+    return bool(defects)
+
+
+def _services(options: ReleaseOptions, prepared: Prepared, host: Host, ui: Ui,
+              cluster: ClusterValidation | None, signing: SigningKey | None) -> RunServices:
+    """The site's build hosts when it lists engines, else the one engine (DOCKER_HOST)."""
+    entries = load_site(options.site, prepared.loaded.root).engines
+    if signing is not None and signing.made_now:
+        ui.step("signing", f"no NGC_SIGNING_KEY: made a key pair in "
+                f"{Path(signing.source).parent} (its public key goes beside the release notes)")
+    if not entries:
+        return RunServices(host.connect(), ui, cluster=cluster, signing=signing)
+    hosts = open_site_hosts(entries, host.open_host)
+    return RunServices(hosts[0].engine, ui, BuildHosts(hosts), cluster, signing)
+
+
+def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
+         mode: str) -> ReleaseRecord:
+    path = record_path(options.build_dir, prepared.plan.release)
+    state = RunState(open_record(path, prepared.plan, prepared.loaded.manifest), path)
+    check_evidence(state.record, path.parent, path)  # a resumed record names only its files
+    try:
+        return _run_images(options, prepared, services, mode, state)
+    except Interrupted as reason:
+        stop_run(state, services, reason)
+        reason.workers_left = True
+        raise
+
+
+def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServices, mode: str,
+                state: RunState) -> ReleaseRecord:
+    """OS images first (their IDs are the base layers' parents), then every selected image."""
+    hosts = services.build_hosts.hosts
+    sweep_stale(hosts, services.ui)
+    selected = prepared.plan.select(options.only)
+    # The cache first: a locked OS base is built from its .debs there.
+    network = ready_cache(services.engine, prepared.loaded, prepared.lock, selected,
+                          options.offline, services.ui)
+    cache = open_cache(default_root())
+    # Every package of the selected images is in the cache now: their metadata is at hand.
+    require_closure(prepared.loaded, prepared.plan, prepared.lock, selected, cache)
+    locked = {name: locked_bootstrap(entry, cache.deb_path)
+              for name, entry in prepared.lock.os.items()}
+    state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,
+                                            selected, options.os_strategy, services.ui, locked))
+    ready_other_hosts(hosts, prepared.loaded, prepared.plan, selected, options.os_strategy,
+                      options.offline, services.ui, locked)
+    os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
+    policy = replace(options.policy, gpu_mode=mode,
+                     aliases=tuple(prepared.loaded.release.aliases))
+    run_images(Run(run_inputs(prepared, options.build_dir, os_ids, network), policy, services,
+                   state), selected)
+    return state.record
+
+
+def run_inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str],
+               network: BuildNetwork | None) -> RunInputs:
+    """What the run builds: the plan, its contexts, keys and lock, where reports go."""
+    loaded, plan = prepared.loaded, prepared.plan
+    rendered = prepared.rendered_by_name()
+    release_dir = build_dir / plan.release
+    return RunInputs(
+        plan=plan, rendered=rendered, keys=release_keys(loaded, plan, rendered, prepared.lock),
+        context_dir=release_dir / "context", report_dir=release_dir / "reports",
+        os_image_ids=os_image_ids, revision=prepared.revision,
+        source=project_source(loaded.root, loaded.release.source),
+        baselines_file=loaded.root / baselines.DEFAULT_FILE, network=network, lock=prepared.lock,
+        lock_errors={name: image.error for name, image in prepared.lock.images.items()
+                     if image.error is not None}, manifest=loaded.manifest)
