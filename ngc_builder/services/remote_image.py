@@ -6,6 +6,7 @@ image needs of a host. Layers are never fetched: a config is a few kilobytes, a 
 from __future__ import annotations
 
 import json
+import platform as host
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,7 +21,15 @@ INDEX_TYPES = ("application/vnd.docker.distribution.manifest.list.v2+json",
                "application/vnd.oci.image.index.v1+json")
 # Docker's own bounds: a name of 255 characters, a tag of 128, a sha256 digest of 71.
 MAX_REFERENCE = 512
-WANTED_PLATFORM = ("linux", "amd64")  # what the builder's images are built for
+# `uname -m` -> the OCI architecture an image index names it by.
+ARCHITECTURES = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64",
+                 "ppc64le": "ppc64le", "s390x": "s390x"}
+
+
+def host_platform() -> str:
+    """This machine's platform as an index names it: `linux/amd64`, `linux/arm64` (Grace)."""
+    machine = host.machine().lower()
+    return f"linux/{ARCHITECTURES.get(machine, machine)}"
 
 
 class BadReference(ValueError):
@@ -85,21 +94,33 @@ class RemoteImage:
     labels: dict[str, str]
 
 
-def read_image(registry: ImageReader, ref: ImageRef) -> RemoteImage:
-    """The image's labels from its config blob: the manifest (the linux/amd64 entry of an
-    index), then the config. ImageNotFound when the registry has no such image."""
+def read_image(registry: ImageReader, ref: ImageRef, wanted: str | None = None) -> RemoteImage:
+    """The image's labels from its config blob: the manifest (an index's entry for `wanted`,
+    default this host's platform), then the config. ImageNotFound when the registry has no
+    such image, or none for that platform."""
+    wanted = wanted or host_platform()
     manifest = _manifest(registry, ref.path, ref.reference, str(ref))
-    platform = "/".join(WANTED_PLATFORM)
     if manifest.media_type in INDEX_TYPES or "manifests" in _document(manifest):
-        digest, platform = _platform_entry(_document(manifest), str(ref))
+        digest = _platform_entry(_document(manifest), str(ref), wanted)
         manifest = _manifest(registry, ref.path, digest, str(ref))
     config = _document(manifest).get("config") or {}
     if "digest" not in config:
         raise ImageNotFound(f"{ref}: the manifest names no config blob")
     blob = json.loads(registry.get_blob(ref.path, str(config["digest"])))
+    built_for = _config_platform(blob)
+    if built_for is not None and built_for != wanted:  # one platform, not this host's
+        raise ImageNotFound(f"{ref}: a {built_for} image only; this host is {wanted}")
     labels = (blob.get("config") or {}).get("Labels") or {}
-    return RemoteImage(str(ref), f"{ref.host}/{ref.path}", manifest.digest, platform,
+    return RemoteImage(str(ref), f"{ref.host}/{ref.path}", manifest.digest, wanted,
                        {str(key): str(value) for key, value in labels.items()})
+
+
+def _config_platform(config: dict[str, Any]) -> str | None:
+    """`os/architecture` of an image config; None when it does not say (an old image)."""
+    os_name, architecture = config.get("os"), config.get("architecture")
+    if not isinstance(os_name, str) or not isinstance(architecture, str) or not architecture:
+        return None
+    return f"{os_name}/{architecture}"
 
 
 def pull_ref(image: RemoteImage) -> str:
@@ -119,14 +140,15 @@ def _document(manifest: Manifest) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _platform_entry(index: dict[str, Any], ref: str) -> tuple[str, str]:
-    """The linux/amd64 manifest of a multi-platform image."""
+def _platform_entry(index: dict[str, Any], ref: str, wanted: str) -> str:
+    """The digest of the `wanted` platform's manifest in a multi-platform image (an attached
+    signature or SBOM entry, `unknown/unknown`, is never it)."""
     offered = []
     for entry in index.get("manifests") or []:
         platform = entry.get("platform") or {}
-        pair = (platform.get("os"), platform.get("architecture"))
-        offered.append("/".join(str(part) for part in pair))
-        if pair == WANTED_PLATFORM:
-            return str(entry["digest"]), "/".join(WANTED_PLATFORM)
-    raise ImageNotFound(f"{ref}: no linux/amd64 image in its index "
-                        f"(offers {', '.join(offered) or 'nothing'})")
+        named = f"{platform.get('os')}/{platform.get('architecture')}"
+        offered.append(named)
+        if named == wanted and isinstance(entry.get("digest"), str):
+            return str(entry["digest"])
+    raise ImageNotFound(f"{ref}: no {wanted} image in its index (this host's platform; "
+                        f"it offers {', '.join(offered) or 'nothing'})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import platform
 from dataclasses import dataclass, field
 
 import pytest
@@ -68,8 +69,11 @@ class FakeReader:
         self.blobs_read.append(digest)
         return self.blobs[digest]
 
-    def image(self, path: str, reference: str, labels: dict[str, str] | None) -> Manifest:
-        config = json.dumps({"architecture": "amd64", "config": {"Labels": labels}}).encode()
+    def image(self, path: str, reference: str, labels: dict[str, str] | None,
+              platform: str = "linux/amd64") -> Manifest:
+        os_name, architecture = platform.split("/")
+        config = json.dumps({"architecture": architecture, "os": os_name,
+                             "config": {"Labels": labels}}).encode()
         self.blobs[blob_digest(config)] = config
         body = json.dumps({"schemaVersion": 2, "mediaType": DOCKER_V2,
                            "config": {"digest": blob_digest(config), "size": len(config)},
@@ -78,6 +82,12 @@ class FakeReader:
         manifest = Manifest(body, DOCKER_V2, blob_digest(body))
         self.manifests[(path, reference)] = self.manifests[(path, manifest.digest)] = manifest
         return manifest
+
+
+@pytest.fixture(autouse=True)
+def an_amd64_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test reads as an x86_64 host would, whatever machine runs it."""
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
 
 
 def test_labels_come_from_the_config_blob_and_no_layer_is_read() -> None:
@@ -104,21 +114,40 @@ def index(entries: list[tuple[str, str, str]]) -> Manifest:
     return Manifest(body, OCI_INDEX, blob_digest(body))
 
 
-def test_a_multi_platform_image_is_read_for_linux_amd64() -> None:
+def test_a_multi_platform_image_is_read_for_this_hosts_platform(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     reader = FakeReader()
-    arm = reader.image("jax", "arm", {"which": "arm64"})
+    arm = reader.image("jax", "arm", {"which": "arm64"}, "linux/arm64")
     amd = reader.image("jax", "amd", {"which": "amd64"})
-    reader.manifests[("jax", "26.11-py3")] = index([("linux", "arm64", arm.digest),
+    reader.manifests[("jax", "26.11-py3")] = index([("unknown", "unknown", "sha256:" + "0" * 64),
+                                                    ("linux", "arm64", arm.digest),
                                                     ("linux", "amd64", amd.digest)])
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
     image = read_image(reader, parse_ref("localhost:5000/jax:26.11-py3"))
     assert image.labels == {"which": "amd64"} and image.digest == amd.digest
+    assert image.platform == "linux/amd64"
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")  # a Grace node
+    image = read_image(reader, parse_ref("localhost:5000/jax:26.11-py3"))
+    assert image.labels == {"which": "arm64"} and image.platform == "linux/arm64"
+
+
+def test_a_one_platform_image_for_another_machine_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = FakeReader()
+    reader.image("jax", "1", {}, "linux/arm64")
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    with pytest.raises(ImageNotFound, match=r"a linux/arm64 image only; this host is "
+                                            r"linux/amd64"):
+        read_image(reader, parse_ref("localhost:5000/jax:1"))
+    assert read_image(reader, parse_ref("localhost:5000/jax:1"), "linux/arm64").labels == {}
 
 
 def test_an_index_without_linux_amd64_names_what_it_offers() -> None:
     reader = FakeReader()
     arm = reader.image("jax", "arm", {})
     reader.manifests[("jax", "1")] = index([("linux", "arm64", arm.digest)])
-    with pytest.raises(ImageNotFound, match=r"no linux/amd64 .*offers linux/arm64"):
+    with pytest.raises(ImageNotFound, match=r"no linux/amd64 image in its index \(this host's "
+                                            r"platform; it offers linux/arm64\)"):
         read_image(reader, parse_ref("localhost:5000/jax:1"))
     assert reader.blobs_read == []
 
