@@ -33,8 +33,8 @@ import docker
 import docker.errors
 from docker.constants import DEFAULT_UNIX_SOCKET
 
-from ngc_builder.commands.prepare import Prepared, prepare
 from ngc_builder.pipeline.hosts import ASSUMED_PULL_MBPS
+from ngc_builder.pipeline.prepare import Prepared, prepare
 from ngc_builder.records.record import ReleaseRecord, load_record
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.faults: a dockerd

@@ -16,7 +16,7 @@ from typing import TypeVar
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.lock.models import AptPackage, PipPackage
-from ngc_builder.services.environment import setting
+from ngc_builder.services.environment import setting, xdg_home
 
 Package = TypeVar("Package", PipPackage, AptPackage)
 
@@ -26,8 +26,8 @@ def default_root() -> Path:
     configured = setting("NGC_CACHE_DIR")
     if configured:
         return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ngc-builder" / "packages"
+    base = xdg_home("XDG_CACHE_HOME", Path.home() / ".cache")
+    return base / "ngc-builder" / "packages"
 
 
 MARKER = "ngc-cache.txt"  # written by the builder into every cache it makes

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ngc_builder.cache.store import PackageCache, default_root
 from ngc_builder.commands.guard import EXIT_OK
-from ngc_builder.commands.prepare import fresh_lock, require_closure
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.stacks import check_stacks
+from ngc_builder.pipeline.prepare import fresh_lock, require_closure
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.render.contexts import render_release
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from ngc_builder.cache.fill import fill_cache
 from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.commands.guard import EXIT_OK
-from ngc_builder.commands.prepare import prepare
+from ngc_builder.pipeline.prepare import prepare
 
 
 @dataclass(frozen=True)

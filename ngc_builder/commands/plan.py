@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_OK
-from ngc_builder.commands.prepare import prepare, registry_option
 from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.manifest.site import EngineHost, load_site
 from ngc_builder.pipeline.decisions import Decision, decide
+from ngc_builder.pipeline.prepare import prepare, registry_option
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
 from ngc_builder.render.keys import release_keys
 from ngc_builder.services.engine import DockerEngine, Engine, connect_if_running, find_built

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
-from ngc_builder.commands.prepare import prepare, registry_option
 from ngc_builder.pipeline.console import print_summary
 from ngc_builder.pipeline.flow import Host, ReleaseOptions, release_flow
 from ngc_builder.pipeline.interrupt import stop_signals_raise
+from ngc_builder.pipeline.prepare import prepare, registry_option
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
 from ngc_builder.services.registry import Registry
 

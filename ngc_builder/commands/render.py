@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_OK
-from ngc_builder.commands.prepare import prepare
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.render.contexts import write_all
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
-from ngc_builder.commands.prepare import registry_option
 from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline.prepare import registry_option
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.publish.keys import verifying_key
 from ngc_builder.publish.verify import load_published, verify_tags

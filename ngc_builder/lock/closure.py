@@ -109,10 +109,12 @@ def check_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
 def _deb_findings(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
                   spec: ImageSpec, controls: Controls) -> DebFindings:
     own = lock.images[spec.name].apt
+    if spec.base not in lock.os:  # an OS base pulled, not locked: what it holds is unknown,
+        return DebFindings()  # so its images' .debs cannot be held to a closure
+
     below = [package for name in ancestors(plan, spec)
              if (entry := lock.for_image(name)) is not None for package in entry.apt]
-    if spec.base in lock.os:
-        below += lock.os[spec.base].apt
+    below += lock.os[spec.base].apt
     return check_debs(apt_requirements(loaded, spec), own, below, controls)
 
 

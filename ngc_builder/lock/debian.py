@@ -22,7 +22,7 @@ AR_MAGIC = b"!<arch>\n"
 AR_HEADER = 60
 CONTROL_LIMIT = 4 * 1024 * 1024  # bytes of control.tar.* and of the control file itself
 MEMBERS_LIMIT = 64  # control.tar holds a handful of maintainer scripts and lists
-TAR_MODES = {"control.tar": "r|", "control.tar.gz": "r|gz", "control.tar.xz": "r|xz"}
+SIZE_RE = re.compile(rb"[0-9]{1,10} *")  # an ar header's size field: decimal, space-padded
 RELATION_RE = re.compile(
     r"(?P<name>[a-z0-9][a-z0-9+.-]*)(?::[a-z0-9-]+)?\s*"
     r"(?:\(\s*(?P<op><<|<=|>=|>>|=|<|>)\s*(?P<version>[^)\s]+)\s*\))?"
@@ -68,6 +68,8 @@ def _control_member(path: Path) -> tuple[str, bytes]:
         if archive.read(len(AR_MAGIC)) != AR_MAGIC:
             raise ValueError("not an ar archive")
         while len(header := archive.read(AR_HEADER)) == AR_HEADER:
+            if not SIZE_RE.fullmatch(header[48:58]):  # a negative size would seek back
+                raise ValueError("bad ar member size")
             name, size = header[:16].decode("ascii").strip().rstrip("/"), int(header[48:58])
             if name.startswith("control.tar"):
                 if size > CONTROL_LIMIT:
@@ -78,10 +80,9 @@ def _control_member(path: Path) -> tuple[str, bytes]:
 
 
 def _control_text(member: str, data: bytes) -> str:
-    mode = TAR_MODES.get(member)
-    if mode is None:
-        raise ValueError(f"{member}: compression not read here")
-    with tarfile.open(fileobj=io.BytesIO(data), mode=mode) as tar:  # type: ignore[call-overload]
+    """The `control` file of the control tarball, decompressed here into a bounded buffer
+    first: tarfile's own streams read a long-name header whole, a bomb's way in."""
+    with tarfile.open(fileobj=io.BytesIO(_decompressed(member, data)), mode="r:") as tar:
         for count, entry in enumerate(tar):
             if count >= MEMBERS_LIMIT or entry.size > CONTROL_LIMIT:
                 break
@@ -90,6 +91,23 @@ def _control_text(member: str, data: bytes) -> str:
                 if extracted is not None:
                     return str(extracted.read(CONTROL_LIMIT).decode("utf-8", "replace"))
     raise ValueError("no control file")
+
+
+def _decompressed(member: str, data: bytes) -> bytes:
+    """The member's tar bytes, at most CONTROL_LIMIT of them (more: ValueError)."""
+    if member == "control.tar":
+        return data
+    if member == "control.tar.gz":
+        unpacker: zlib._Decompress | lzma.LZMADecompressor = zlib.decompressobj(
+            16 + zlib.MAX_WBITS)
+    elif member == "control.tar.xz":
+        unpacker = lzma.LZMADecompressor()
+    else:
+        raise ValueError(f"{member}: compression not read here")
+    found = unpacker.decompress(data, CONTROL_LIMIT + 1)
+    if len(found) > CONTROL_LIMIT:
+        raise ValueError("control tarball too big")
+    return found
 
 
 def control_fields(text: str) -> dict[str, str]:
@@ -140,7 +158,7 @@ def compare_versions(left: str, right: str) -> int:
 
 
 def _split_version(version: str) -> tuple[int, str, str]:
-    epoch, _, rest = version.rpartition(":") if ":" in version else ("0", "", version)
+    epoch, _, rest = version.partition(":") if ":" in version else ("0", "", version)
     upstream, _, revision = rest.rpartition("-") if "-" in rest else (rest, "", "")
     return int(epoch) if epoch.isdigit() else 0, upstream, revision
 
@@ -151,10 +169,18 @@ def _compare_part(left: str, right: str) -> int:
     for index in range(max(len(left_runs), len(right_runs))):
         a = left_runs[index] if index < len(left_runs) else ""
         b = right_runs[index] if index < len(right_runs) else ""
-        found = (int(a or 0) - int(b or 0)) if index % 2 else _compare_text(a, b)
+        found = _compare_number(a, b) if index % 2 else _compare_text(a, b)
         if found:
             return found
     return 0
+
+
+def _compare_number(left: str, right: str) -> int:
+    """Digit runs as numbers, however long (no int(): a 5000-digit run is valid input)."""
+    left, right = left.lstrip("0"), right.lstrip("0")
+    if len(left) != len(right):
+        return len(left) - len(right)
+    return (left > right) - (left < right)
 
 
 def _runs(part: str) -> list[str]:

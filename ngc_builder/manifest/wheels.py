@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from pathlib import Path
 from ngc_builder.errors import StepError
 from ngc_builder.files import write_atomic
 from ngc_builder.manifest.pip_env import resolution_env
+from ngc_builder.services.environment import xdg_home
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,8 @@ Fetcher = Callable[[str, Target], WheelMetadata]
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ngc-builder" / "wheel-metadata"
+    base = xdg_home("XDG_CACHE_HOME", Path.home() / ".cache")
+    return base / "ngc-builder" / "wheel-metadata"
 
 
 def fetch_metadata(requirement: str, target: Target) -> WheelMetadata:

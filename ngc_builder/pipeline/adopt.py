@@ -14,7 +14,6 @@ import json
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from ngc_builder.errors import CONTROL
 from ngc_builder.plan.dag import LABEL_PREFIX
 from ngc_builder.publish.attest import attested_validation
 from ngc_builder.records.record import ValidationRecord
@@ -29,23 +28,31 @@ def published_labels(registry: Registry, name: str, digest: str) -> dict[str, st
     """The builder's labels in the config of the image at `digest` ({} when unreadable)."""
     try:
         manifest = registry.get_manifest(name, digest)
-        if manifest is None:
+        if manifest is None or _sha256(manifest.body) != digest:  # not the attested image
             return {}
         config_digest = str(json.loads(manifest.body)["config"]["digest"])
         blob = registry.get_blob(name, config_digest)
         labels = json.loads(blob)["config"].get("Labels") or {}
     except (RegistryError, ValueError, KeyError, TypeError, AttributeError):
         return {}
-    if "sha256:" + hashlib.sha256(blob).hexdigest() != config_digest or not isinstance(
-            labels, dict):
+    if _sha256(blob) != config_digest or not isinstance(labels, dict):
         return {}
     return dict(list(_own(labels).items())[:LABELS_LIMIT])
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def _own(labels: dict[object, object]) -> dict[str, str]:
     return {key: value for key, value in labels.items()
             if isinstance(key, str) and isinstance(value, str) and key.startswith(OWN_PREFIXES)
-            and len(value) <= LABEL_LIMIT and not CONTROL.search(key + value)}
+            and _one_line(key + value, LABEL_LIMIT)}
+
+
+def _one_line(text: str, limit: int) -> bool:
+    """Printable (no line or paragraph separator, no bidi override) and bounded."""
+    return len(text) <= limit and text.isprintable()
 
 
 def published_validation(registry: Registry, name: str, digest: str,
@@ -59,6 +66,6 @@ def published_validation(registry: Registry, name: str, digest: str,
         except RegistryError:
             attested = None
     tiers = {key: value for key, value in (attested or {}).items()
-             if key != "verdict" and len(value) <= LABEL_LIMIT and not CONTROL.search(key + value)}
+             if key != "verdict" and _one_line(key + value, LABEL_LIMIT)}
     return ValidationRecord(status="ok", verdict="pass", reused=True, error=None,
                             gpu_mode="(published)", tiers=tiers)

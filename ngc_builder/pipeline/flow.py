@@ -25,13 +25,13 @@ from ngc_builder.build.image import project_source
 from ngc_builder.build.osbase import Strategy, locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import default_root, open_cache
-from ngc_builder.commands.prepare import Prepared, require_closure
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.site import load_site, site_path, slurm_site
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.hosts import BuildHosts
 from ngc_builder.pipeline.interrupt import Interrupted, stop_run
+from ngc_builder.pipeline.prepare import Prepared, require_closure
 from ngc_builder.pipeline.release import (
     Preflight,
     host_defects,
@@ -103,7 +103,7 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
     cluster = _cluster(options, prepared, host)
     release_dir = options.build_dir / prepared.plan.release
     with release_lock(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
-        signing = signing_key() if options.policy.push else None  # bad: stop before writing
+        signing = _signing() if options.policy.push else None  # bad: stop before writing
         for image in prepared.rendered:
             image.write(release_dir / "context", owned=True)
         mode = host.gpu_mode()
@@ -115,6 +115,16 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
             return _run(options, prepared, services, mode)
         finally:
             ui.close()
+
+
+def _signing() -> SigningKey:
+    """The release's signing key (docs/signing.md); a key pair made now is said at once,
+    whatever stops the run after it."""
+    key = signing_key()
+    if key.made_now:
+        print(f"note: no NGC_SIGNING_KEY: made a key pair in {Path(key.source).parent} (its "
+              "public key goes beside the release notes)", file=sys.stderr)
+    return key
 
 
 def _cluster(options: ReleaseOptions, prepared: Prepared,
@@ -150,9 +160,6 @@ def _services(options: ReleaseOptions, prepared: Prepared, host: Host, ui: Ui,
               cluster: ClusterValidation | None, signing: SigningKey | None) -> RunServices:
     """The site's build hosts when it lists engines, else the one engine (DOCKER_HOST)."""
     entries = load_site(options.site, prepared.loaded.root).engines
-    if signing is not None and signing.made_now:
-        ui.step("signing", f"no NGC_SIGNING_KEY: made a key pair in "
-                f"{Path(signing.source).parent} (its public key goes beside the release notes)")
     if not entries:
         return RunServices(host.connect(), ui, cluster=cluster, signing=signing)
     hosts = open_site_hosts(entries, host.open_host)

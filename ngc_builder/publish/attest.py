@@ -138,7 +138,10 @@ def attested_validation(registry: SignatureReader, name: str, image_digest: str,
     None when there is none. A run that adopts a published image reads what the run that
     validated it attested, not what an unsigned record or label would claim."""
     for layer in artifact_layers(registry, name, attestation_tag(image_digest), ENVELOPE_TYPE):
-        found = _statement_of(registry, name, layer, public)
+        try:
+            found = _statement_of(registry, name, layer, public)
+        except RegistryError:
+            continue  # one unreadable layer hides no good one behind it
         if found is not None and found.subject == image_digest[7:]:
             return found.validation
     return None
@@ -147,19 +150,27 @@ def attested_validation(registry: SignatureReader, name: str, image_digest: str,
 def _statement_of(registry: SignatureReader, name: str, layer: dict[str, Any],
                   public: ec.EllipticCurvePublicKey) -> Attested | None:
     """The subject's sha256 and validation annotations of a layer's envelope, when its
-    signature is `public`'s."""
+    signature is `public`'s; nothing of an unsigned envelope is read beyond its signature."""
     try:
         sealed = json.loads(registry.get_blob(name, str(layer["digest"])))
-        body = base64.b64decode(sealed["payload"])
-        signed = any(verifies(public, pae(sealed["payloadType"], body), entry["sig"])
+        body = base64.b64decode(sealed["payload"], validate=True)
+        signed = any(verifies(public, pae(str(sealed["payloadType"]), body), entry["sig"])
                      for entry in sealed["signatures"])
+        if not signed:
+            return None
         statement = json.loads(body)
         subject = statement["subject"][0]["digest"]["sha256"]
         byproducts = statement["predicate"]["runDetails"].get("byproducts") or []
+        return Attested(str(subject), _validation(byproducts))
     except (ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
-    validation = next((item.get("annotations") for item in byproducts
-                       if isinstance(item, dict) and item.get("name") == "validation"), None)
-    annotations = {str(key): str(value) for key, value in (validation or {}).items()
-                   if isinstance(value, str)} if isinstance(validation, dict) else {}
-    return Attested(str(subject), annotations) if signed else None
+
+
+def _validation(byproducts: object) -> dict[str, str]:
+    """The `validation` byproduct's annotations (string values only)."""
+    items = byproducts if isinstance(byproducts, list) else []
+    found = next((item.get("annotations") for item in items
+                  if isinstance(item, dict) and item.get("name") == "validation"), None)
+    if not isinstance(found, dict):
+        return {}
+    return {str(key): value for key, value in found.items() if isinstance(value, str)}

@@ -104,6 +104,8 @@ def artifact_layers(registry: SignatureReader, name: str, tag: str,
         layers = json.loads(found.body).get("layers") or []
     except (ValueError, AttributeError):
         return []  # not a signature manifest: replaced by ours
+    if not isinstance(layers, list):
+        return []
     return [layer for layer in layers if isinstance(layer, dict)
             and layer.get("mediaType") == media_type]
 

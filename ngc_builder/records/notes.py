@@ -89,19 +89,22 @@ def _sbom_lines(record: ReleaseRecord) -> list[str]:
 
 
 def _signature_lines(record: ReleaseRecord) -> list[str]:
-    """Which images are signed and attested, and the command a cluster runs to check one
-    (docs/signing.md); the public key is written beside these notes."""
+    """Which images are signed, which attested, and the commands a cluster runs to check
+    one (docs/signing.md); the public key is written beside these notes."""
     signed = [name for name, image in record.images.items()
               if image.push.signature and image.push.digest]
     if not signed:
         return ["No image of this release was signed."]
-    first = record.images[signed[0]].push.digest
-    return [f"- Signed (cosign's `sha256-<digest>.sig`), with their SBOMs, and attested (SLSA "
-            f"provenance, `.att`) with the key in `{record.release}.cosign.pub`: "
-            f"{', '.join(signed)}.",
-            f"- Check one: `cosign verify --key {record.release}.cosign.pub "
-            f"{record.registry}/{signed[0]}@{first}` (and `cosign verify-attestation --type "
-            "slsaprovenance1`); docs/signing.md has the admission policy."]
+    attested = [name for name in signed if record.images[name].push.attestation]
+    first = f"{record.registry}/{signed[0]}@{record.images[signed[0]].push.digest}"
+    key = f"{record.release}.cosign.pub"
+    return [f"- Signed with their SBOMs (cosign's `sha256-<digest>.sig`), with the key in "
+            f"`{key}`: {', '.join(signed)}.",
+            f"- Attested (SLSA provenance, `sha256-<digest>.att`): "
+            f"{', '.join(attested) or 'none'}.",
+            f"- Check one: `cosign verify --key {key} {first}`, then `cosign "
+            f"verify-attestation --key {key} --type slsaprovenance1 {first}`; docs/signing.md "
+            "has the admission policy."]
 
 
 def _lock_lines(loaded: LoadedRelease, archive_dir: Path, previous: str | None) -> list[str]:

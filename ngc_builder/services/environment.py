@@ -116,6 +116,14 @@ def setting_flag(name: str) -> bool:
     return setting(name) == "1"
 
 
+def xdg_home(name: str, default: Path) -> Path:
+    """An XDG base folder: the variable when it is an absolute path, else `default` (the XDG
+    spec says to ignore a relative one; it would put the signing key or the package cache
+    in whatever folder a command ran from)."""
+    value = os.environ.get(name) or ""
+    return Path(value) if value.startswith("/") else default
+
+
 def state_dir() -> Path:
     """$NGC_STATE_DIR, else where ci/setup-engine.sh keeps its state: /var/lib/ngc-builder for
     root, ~/.local/state/ngc-builder (XDG) for anyone else."""
@@ -124,5 +132,5 @@ def state_dir() -> Path:
         return Path(configured)
     if os.geteuid() == 0:
         return Path("/var/lib/ngc-builder")
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    base = xdg_home("XDG_STATE_HOME", Path.home() / ".local" / "state")
     return Path(base) / "ngc-builder"

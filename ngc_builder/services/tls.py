@@ -5,14 +5,13 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import ssl
 from pathlib import Path
 
 import requests.utils
 
 from ngc_builder.files import write_atomic
-from ngc_builder.services.environment import setting
+from ngc_builder.services.environment import setting, xdg_home
 
 CERTS_D = Path("/etc/docker/certs.d")
 
@@ -34,7 +33,7 @@ def verify_for(host: str) -> str | bool:
     bundle = Path(system).read_text(encoding="utf-8") if Path(system).is_file() else ""
     bundle += "".join("\n" + path.read_text(encoding="utf-8") for path in extra)
     digest = hashlib.sha256(bundle.encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    cache = xdg_home("XDG_CACHE_HOME", Path.home() / ".cache")
     target = cache / "ngc-builder" / "ca" / f"{digest}.pem"
     if not target.exists():
         write_atomic(target, bundle)

@@ -136,8 +136,8 @@ def locked_trixie_os(docker_client: Any, ci_packages: None,
     engine lacks it, as a release makes it: a second engine gets it copied in."""
     from ngc_builder.build.osbase import locked_bootstrap
     from ngc_builder.cache.store import default_root, open_cache
-    from ngc_builder.commands.prepare import prepare
     from ngc_builder.pipeline.console import Ui
+    from ngc_builder.pipeline.prepare import prepare
     from ngc_builder.pipeline.release import obtain_os_images
 
     folder = tmp_path_factory.mktemp("locked-os")

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cli import main
 from ngc_builder.commands.plan import PlanOptions, plan_command
-from ngc_builder.commands.prepare import prepare
 from ngc_builder.pipeline.flow import run_inputs as release_inputs
+from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
 from tests.conftest import REPO, WriteRelease

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.lock.deb_closure import cached_controls, check_debs
+from ngc_builder.lock.deb_closure import Unreadable, cached_controls, check_debs
 from ngc_builder.lock.debian import DebControl, relations
 from ngc_builder.lock.models import AptPackage
 from tests.unit.lock.debs import write_deb
@@ -97,3 +97,42 @@ def test_without_every_debs_control_nothing_is_checked(tmp_path: Path) -> None:
     found = check_debs(["libexpat1"], [present, deb("evil", "1")], BELOW, cached_controls(
         lambda package: tmp_path / f"{package.name}.deb"))
     assert found.unknown and found.problems == []
+
+
+def test_a_downgrade_of_a_package_below_is_named() -> None:
+    """An old, vulnerable build pinned over the OS's: not an upgrade apt would make."""
+    assert problems(python(deb("libc6", "2.36-9"))) == [
+        "4: libc6=2.36-9 is locked, but no Debian package of the image and no locked "
+        "package's Depends asks for it (lock again)"]
+
+
+def test_an_upgrades_own_dependencies_are_followed() -> None:
+    """libc6 upgraded (a Breaks asked for it) needs a newer libgcc: that is explained."""
+    CONTROLS["libc6"] = "libgcc-s1"
+    CONTROLS["libgcc-s1"] = ""
+    try:
+        assert problems(python(deb("libc6", "2.41-12"), deb("libgcc-s1", "14.2"))) == []
+    finally:
+        CONTROLS["libc6"] = ""
+        del CONTROLS["libgcc-s1"]
+
+
+def test_a_package_providing_a_real_packages_name_is_not_what_apt_installs() -> None:
+    CONTROLS["evil"] = "; libexpat1"
+    try:
+        assert problems(python(deb("evil", "1"))) == [
+            "4: evil=1 is locked, but no Debian package of the image and no locked "
+            "package's Depends asks for it (lock again)"]
+    finally:
+        del CONTROLS["evil"]
+
+
+def test_a_name_listed_twice_or_an_unreadable_control_is_named() -> None:
+    twice = python(deb("libexpat1", "2.1"))
+    assert problems(twice)[0] == "4: libexpat1 is listed twice (lock again)"
+    unreadable = python(deb("zstd-packed", "1"))
+    found = check_debs(["python3"], unreadable, BELOW, lambda package: Unreadable()
+                       if package.name == "zstd-packed" else controls(package))
+    assert not found.unknown
+    assert (4, "zstd-packed=1: its .deb's control file cannot be read (lock again)") in (
+        found.problems)

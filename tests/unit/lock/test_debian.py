@@ -99,3 +99,25 @@ def test_relations_are_met_by_versions() -> None:
     assert satisfies("1.0", Relation("x", "<<", "1.1")) and not satisfies(
         "1.1", Relation("x", "<<", "1.1"))
     assert satisfies("1.0", Relation("x", "=", "1.0")) and satisfies("5", Relation("x"))
+
+
+def test_a_negative_member_size_is_refused_not_looped_on(tmp_path: Path) -> None:
+    header = f"{'debian-binary':<16}{0:<12}{0:<6}{0:<6}{'100644':<8}{'-60':<10}".encode() + b"`\n"
+    (tmp_path / "loop.deb").write_bytes(b"!<arch>\n" + header + b"x" * 100)
+    assert deb_control(tmp_path / "loop.deb") is None
+
+
+def test_a_control_tarball_that_inflates_past_the_bound_is_unknown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tarfile's own gzip stream reads a long-name header whole: a 300 KB member once took
+    600 MB. Decompressed here, into CONTROL_LIMIT bytes at most."""
+    monkeypatch.setattr(debian, "CONTROL_LIMIT", 100_000)
+    long_name = {"./" + "n" * 300_000: b"x"}  # a GNU long-name header of 300 KB
+    assert deb_control(write_deb(tmp_path / "bomb.deb", CONTROL, "gz", long_name)) is None
+    assert deb_control(write_deb(tmp_path / "fine.deb", CONTROL, "gz")) is not None
+
+
+def test_long_digit_runs_and_colons_in_upstream_compare_as_dpkg_does() -> None:
+    assert compare_versions("1." + "9" * 5000, "1." + "1" + "0" * 5000) < 0
+    assert compare_versions("1." + "0" * 5000 + "7", "1.7") == 0
+    assert compare_versions("1:2.0:1-1", "1:2.0:0-1") > 0  # epoch 1, upstream `2.0:1`

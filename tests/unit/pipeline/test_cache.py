@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.commands.prepare import prepare
 from ngc_builder.errors import StepError
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
+from ngc_builder.pipeline.prepare import prepare
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.fake_engine import FakeClient, FakeEngine

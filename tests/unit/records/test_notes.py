@@ -60,7 +60,14 @@ def test_notes_diff_against_the_archived_previous_release(
     signed = notes.release_notes(loaded, new, tmp_path / "release.json", tmp_path / "archive",
                                  registry)
     assert "with the key in `26.11.cosign.pub`: jax." in signed  # pytorch was not signed
+    assert "- Attested (SLSA provenance, `sha256-<digest>.att`): none." in signed
     assert (f"`cosign verify --key 26.11.cosign.pub {new.registry}/jax@{DIGEST}`") in signed
+    new.images["jax"].push.attestation = f"sha256-{DIGEST[7:]}.att"
+    attested = notes.release_notes(loaded, new, tmp_path / "release.json",
+                                   tmp_path / "archive", registry)
+    assert "`sha256-<digest>.att`): jax." in attested
+    assert (f"`cosign verify-attestation --key 26.11.cosign.pub --type slsaprovenance1 "
+            f"{new.registry}/jax@{DIGEST}`") in attested
 
 
 def test_the_package_diff_is_the_lock_diff(write_release: WriteRelease, tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.commands.prepare import prepare
 from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
 from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.render.contexts import RenderedImage, render_release
 from tests.conftest import REPO, WriteRelease

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.commands.prepare import prepare
 from ngc_builder.errors import InputError
 from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.render.contexts import MARKER, write_all
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.commands.prepare import prepare
 from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.render.contexts import RenderedImage, render_release
 from ngc_builder.render.keys import changes, image_key, release_keys

@@ -4,6 +4,7 @@ a typo is one line naming the variable and what it accepts, exit 2, never a weak
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,15 @@ def test_a_url_split_over_two_writes_is_still_redacted() -> None:
     assert sink.text == "pulling https://reg.example/x\n"
     stream.flush()
     assert sink.text.endswith("https://h")
+
+
+def test_a_relative_xdg_folder_is_ignored_as_the_xdg_spec_says(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A relative XDG_STATE_HOME would put a non-root user's made signing key in the folder
+    the command ran from (a checkout): ignored, the default taken."""
+    from ngc_builder.services.environment import xdg_home
+
+    monkeypatch.setenv("XDG_STATE_HOME", "state")
+    assert xdg_home("XDG_STATE_HOME", tmp_path / "default") == tmp_path / "default"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "abs"))
+    assert xdg_home("XDG_STATE_HOME", tmp_path / "default") == tmp_path / "abs"
