@@ -91,12 +91,23 @@ def log_requests(path: str) -> None:
     requests_log.propagate = False
 
 
+USAGE = "usage: python -m ngc_builder.cache.serve CACHE_ROOT ADDRESS PORT REQUEST_LOG"
+
+
 def main(argv: list[str]) -> int:
-    root, address, port, log = argv
-    address = concrete_address(address)
+    """The server `cache/server.py` starts; by hand, a wrong call is one line and exit 2."""
+    try:
+        root, address, port, log = argv
+        address = concrete_address(address)
+        number = int(port)
+        if not 0 < number < 65536:
+            raise ValueError(f"{port} is not a TCP port")
+    except ValueError as exc:
+        print(f"ngc-cache: {exc if len(argv) == 4 else USAGE}", file=sys.stderr)
+        return 2
     log_requests(log)
     handler = partial(CacheHandler, directory=root)
-    with ThreadingHTTPServer((address, int(port)), handler) as server:
+    with ThreadingHTTPServer((address, number), handler) as server:
         server.daemon_threads = True
         server.serve_forever()
     return 0

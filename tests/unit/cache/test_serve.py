@@ -112,7 +112,8 @@ def test_a_wildcard_or_a_name_is_never_bound(tmp_path: Path, address: str) -> No
     done = subprocess.run([sys.executable, "-m", "ngc_builder.cache.serve", str(tmp_path),
                            address, "0", str(tmp_path / "log")], capture_output=True,
                           text=True, timeout=30, check=False)
-    assert done.returncode != 0 and "ValueError" in done.stderr
+    assert done.returncode == 2 and done.stderr.startswith("ngc-cache: ")
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
     with pytest.raises(StepError, match="the engine reports"):
         ensure_serving(PackageCache(tmp_path), address, 3149)
 
@@ -127,3 +128,16 @@ def test_a_folder_that_is_not_a_cache_is_refused_and_left_alone(tmp_path: Path) 
     assert (open_cache(tmp_path / "new").root / MARKER).is_file()  # made in a new folder
     (tmp_path / "older" / "files").mkdir(parents=True)  # a cache from before the marker
     assert (open_cache(tmp_path / "older").root / MARKER).is_file()
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["--help"], "ngc-cache: usage: python -m ngc_builder.cache.serve CACHE_ROOT ADDRESS "
+                 "PORT REQUEST_LOG"),
+    (["/c", "0.0.0.0", "3149", "/c/l.log"], "ngc-cache: 0.0.0.0 is not one concrete address "
+                                             "(a wildcard serves every interface)"),
+    (["/c", "127.0.0.1", "99999", "/c/l.log"], "ngc-cache: 99999 is not a TCP port"),
+])
+def test_a_wrong_call_by_hand_is_one_line_and_exit_2(
+        argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert serve.main(argv) == 2
+    assert capsys.readouterr().err == line + "\n"
