@@ -25,8 +25,8 @@ def validation(sources: Sources, name: str, image: ImageRecord | None) -> Valida
         return Validation(missing=f"Not validated: {recorded.status}{why}.",
                           short=recorded.status if recorded.status == "blocked" else "pending")
     path = sources.evidence(recorded.report, f"images.{name}.validation.report")
-    report = run_report(path) if path is not None else (
-        f"the runner's report ({recorded.report}) is not beside the record")
+    report = run_report(path) if path is not None else _no_report(recorded.report,
+                                                                 recorded.gpu_mode)
     if isinstance(report, str):
         tiers = tuple(Tier(t, recorded.tiers.get(t, "-")) for t in TIERS)
         return Validation(recorded.verdict, recorded.gpu_mode, "", _summary(recorded.summary),
@@ -37,6 +37,15 @@ def validation(sources: Sources, name: str, image: ImageRecord | None) -> Valida
                              if c.tier == t)) for t in TIERS)
     return Validation(recorded.verdict or report.verdict, recorded.gpu_mode or report.gpu_mode,
                       gpus, _summary(recorded.summary or report.summary), tiers)
+
+
+def _no_report(report: str | None, gpu_mode: str | None) -> str:
+    if report is not None:
+        return f"the runner's report ({report}) is not beside the record"
+    if gpu_mode == "(published)":
+        return ("this run adopted the image from the registry; the tiers are those its signed "
+                "provenance attests, the checks are in the record of the run that validated it")
+    return "no runner's report was recorded"
 
 
 def _no_record(sources: Sources, name: str) -> str:

@@ -130,3 +130,19 @@ def test_an_expected_failure_that_failed_validation_names_the_failed_checks(
     failure = by_name(catalog_of(tmp_path, fixture.record), "tensorrt").failure
     assert failure is not None and failure.step == "validation"
     assert failure.error == "failed checks: cuda.archs" and failure.log == ()
+
+
+def test_an_image_adopted_from_the_registry_says_where_its_checks_are(tmp_path: Path) -> None:
+    """A run that adopted the published image has its attested tiers, not its checks: the
+    page says so instead of naming a report `(None)`."""
+    fixture = write_all(tmp_path)
+    record = load_record(fixture.record)
+    assert record is not None
+    validation = record.images["pytorch"].validation
+    record.images["pytorch"].validation = validation.model_copy(
+        update={"report": None, "gpu_mode": "(published)", "summary": {}})
+    save_record(record, fixture.record)
+    shown = by_name(catalog_of(tmp_path, fixture.record), "pytorch").validation
+    assert shown.note is not None and "(None)" not in shown.note
+    assert "adopted the image from the registry" in shown.note
+    assert [tier.verdict for tier in shown.tiers] == ["pass", "pass", "pass", "skip: no GPU"]
