@@ -39,12 +39,17 @@ Controls = Callable[[AptPackage], DebControl | Unreadable | None]
 
 
 def cached_controls(deb_path: Callable[[AptPackage], Path]) -> Controls:
-    """Controls read from the cached .deb (its hash was checked when it entered)."""
+    """Controls read from the cached .deb (its hash was checked when it entered), each file
+    once: the OS lock's .debs are below every image on that OS."""
+    read: dict[Path, DebControl | Unreadable] = {}
+
     def control(package: AptPackage) -> DebControl | Unreadable | None:
         path = deb_path(package)
-        if not path.is_file():
-            return None
-        return deb_control(path) or Unreadable()
+        if path not in read:
+            if not path.is_file():
+                return None
+            read[path] = deb_control(path) or Unreadable()
+        return read[path]
     return control
 
 

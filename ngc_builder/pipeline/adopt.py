@@ -9,13 +9,13 @@ and bounded each; the validation is taken only from an envelope the release's ke
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.plan.dag import LABEL_PREFIX
 from ngc_builder.publish.attest import attested_validation
+from ngc_builder.publish.tags import content_digest
 from ngc_builder.records.record import ValidationRecord
 from ngc_builder.services.registry import Registry, RegistryError
 
@@ -28,20 +28,16 @@ def published_labels(registry: Registry, name: str, digest: str) -> dict[str, st
     """The builder's labels in the config of the image at `digest` ({} when unreadable)."""
     try:
         manifest = registry.get_manifest(name, digest)
-        if manifest is None or _sha256(manifest.body) != digest:  # not the attested image
+        if manifest is None or content_digest(manifest.body) != digest:  # not the attested image
             return {}
         config_digest = str(json.loads(manifest.body)["config"]["digest"])
         blob = registry.get_blob(name, config_digest)
         labels = json.loads(blob)["config"].get("Labels") or {}
     except (RegistryError, ValueError, KeyError, TypeError, AttributeError):
         return {}
-    if _sha256(blob) != config_digest or not isinstance(labels, dict):
+    if content_digest(blob) != config_digest or not isinstance(labels, dict):
         return {}
     return dict(list(_own(labels).items())[:LABELS_LIMIT])
-
-
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def _own(labels: dict[object, object]) -> dict[str, str]:

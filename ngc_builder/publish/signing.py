@@ -11,14 +11,13 @@ kept; signing again with the same key is a no-op.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.publish.keys import SigningKey, verifies
-from ngc_builder.publish.tags import digest_tag
+from ngc_builder.publish.tags import content_digest, digest_tag
 from ngc_builder.services.registry import Manifest, Registry, RegistryError
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -60,15 +59,15 @@ def append_layer(registry: Registry, name: str, tag: str, body: bytes, media_typ
     config cosign writes for it."""
     layers = artifact_layers(registry, name, tag, media_type)
     registry.put_blob(name, body)
-    layers.append({"mediaType": media_type, "digest": _digest(body), "size": len(body),
+    layers.append({"mediaType": media_type, "digest": content_digest(body), "size": len(body),
                    "annotations": annotations})
     config = _config(layers)
     registry.put_blob(name, config)
     manifest = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST,
                            "config": {"mediaType": OCI_CONFIG, "size": len(config),
-                                      "digest": _digest(config)},
+                                      "digest": content_digest(config)},
                            "layers": layers}, separators=(",", ":")).encode()
-    registry.put_manifest(name, tag, Manifest(manifest, OCI_MANIFEST, _digest(manifest)))
+    registry.put_manifest(name, tag, Manifest(manifest, OCI_MANIFEST, content_digest(manifest)))
 
 
 class SignatureReader(Protocol):
@@ -118,7 +117,7 @@ def _signs(layer: dict[str, Any], registry: SignatureReader, name: str, image_di
     if not isinstance(signature, str) or not isinstance(digest, str):
         return False
     body = registry.get_blob(name, digest)
-    if _digest(body) != digest or not verifies(public, body, signature):
+    if content_digest(body) != digest or not verifies(public, body, signature):
         return False
     try:
         named = json.loads(body)["critical"]["image"]["docker-manifest-digest"]
@@ -136,5 +135,3 @@ def _config(layers: list[dict[str, Any]]) -> bytes:
                        "config": {}}, separators=(",", ":")).encode()
 
 
-def _digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()

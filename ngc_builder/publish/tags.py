@@ -4,6 +4,7 @@ referrers index), so any registry holds them, referrers API or not."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
@@ -14,3 +15,8 @@ def digest_tag(image_digest: str, suffix: str = "") -> str:
     if not DIGEST_RE.fullmatch(image_digest):
         raise ValueError(f"{image_digest!r} is not a sha256 digest")
     return image_digest.replace(":", "-", 1) + suffix
+
+
+def content_digest(data: bytes) -> str:
+    """The registry's name for these bytes: 'sha256:<hex>'."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
