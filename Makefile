@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine slurm test unit integration test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
+.PHONY: all setup engine slurm test unit integration clean-test-leftovers test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
 	report help deps-update deps-check
 
 all: test
@@ -52,6 +52,9 @@ unit: setup ## fast tests, no engine
 
 integration: setup engine slurm ## tests against the real engine and registry
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+clean-test-leftovers: setup engine ## throwaway tags, images and registry repositories of test sessions that were killed
+	$(BIN)/python -m tests.leftovers
 
 test-faults: setup engine ## faults on the real engine and registry: signals, full disks, services stopped (root; docs/reliability.md)
 	$(BIN)/python -m pytest -m faults tests/faults $(PYTEST_ARGS)

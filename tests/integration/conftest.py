@@ -3,10 +3,8 @@ engine and registry that `make engine` (ci/setup-engine.sh) starts."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
 import secrets
 import subprocess
 import sys
@@ -20,6 +18,14 @@ import pytest
 
 from ngc_builder.lock.models import dump_lock, load_lock, lock_path
 from tests.conftest import DATA, REPO
+from tests.leftovers import (
+    collect_garbage,
+    delete_repositories,
+    engine_snapshot,
+    registry_repositories,
+    remove_engine_leftovers,
+    throwaway,
+)
 
 
 def _setup_registry() -> str | None:
@@ -85,31 +91,20 @@ def docker_client() -> Any:
     return docker.from_env(timeout=900)
 
 
-# The tests' own refs: releases pushed under a random namespace (`<registry>/ci-1a2b3c4d/jax`,
-# pub-, cred-, lock-, team-, faults-...) and test-only local refs. OS bases and keyed builds
-# (`ngc-local/<image>:<key>`, adopted by the next run) stay, and so does anything another
-# process (a `make release` beside the tests) tagged meanwhile.
-THROWAWAY_NAMESPACE = re.compile(r"/[a-z]+(?:-[a-z]+)*-[0-9a-f]{6,8}/")
-THROWAWAY_REFS = ("ngc-local/os-test:", "ngc-local/os-repro-test:", "ngc-test/",
-                  "ngc-local/slow:")  # the fault suite's framework
-
-
-def throwaway(tag: str) -> bool:
-    return bool(THROWAWAY_NAMESPACE.search(tag)) or tag.startswith(THROWAWAY_REFS)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def test_images_removed() -> Iterator[None]:
-    """Each session leaves the engine's tags as it found them, keyed builds aside: a day of
-    `make test` runs left 90 throwaway tags on this machine (ci-, pub-, cred-, lock-, team-,
-    faults- namespaces), each pinning its layers."""
+    """Each session leaves the engine and the registry as it found them, keyed builds aside
+    (tests/leftovers.py): a day of `make test` runs filled this machine's disk."""
+    from ngc_builder.services.environment import state_dir
+
     client = docker.from_env(timeout=900)
-    before = {tag for image in client.images.list() for tag in image.tags}
+    engine_before = engine_snapshot(client)
+    repositories_before = registry_repositories(REGISTRY_HOST)
     yield
-    added = {tag for image in client.images.list() for tag in image.tags} - before
-    for tag in sorted(filter(throwaway, added)):
-        with contextlib.suppress(docker.errors.APIError):
-            client.images.remove(tag)
+    remove_engine_leftovers(client, engine_before)
+    added = registry_repositories(REGISTRY_HOST) - repositories_before
+    delete_repositories(REGISTRY_HOST, sorted(filter(lambda name: throwaway(f"/{name}"), added)))
+    collect_garbage(REGISTRY_HOST, state_dir())
 
 
 @pytest.fixture(scope="session")
