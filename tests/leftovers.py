@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import docker
+
+REPO = Path(__file__).resolve().parent.parent
 
 # The tests' own refs: releases pushed under a random namespace (`<registry>/ci-1a2b3c4d/jax`,
 # pub-, cred-, lock-, team-, faults-...) and test-only local refs. OS bases and keyed builds
@@ -133,8 +136,16 @@ def remove_all(client: Any, host: str, state_dir: Path) -> None:
     collect_garbage(host, state_dir)
 
 
+def configured_registry() -> str:
+    """The registry the tests push to: $NGC_TEST_REGISTRY, else where ci/setup-engine.sh put
+    ngc-builder's (another port when its default was taken), else localhost:5000."""
+    done = subprocess.run(["bash", str(REPO / "ci" / "registry-option.sh")],
+                          capture_output=True, text=True, check=False)
+    found = done.stdout.split()[-1] if done.stdout.strip() else None
+    return os.environ.get("NGC_TEST_REGISTRY") or found or "localhost:5000"
+
+
 if __name__ == "__main__":
     from ngc_builder.services.environment import state_dir as configured_state_dir
-    from tests.integration.conftest import REGISTRY_HOST
 
-    remove_all(docker.from_env(timeout=900), REGISTRY_HOST, configured_state_dir())
+    remove_all(docker.from_env(timeout=900), configured_registry(), configured_state_dir())

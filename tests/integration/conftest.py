@@ -4,7 +4,6 @@ engine and registry that `make engine` (ci/setup-engine.sh) starts."""
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from ngc_builder.lock.models import dump_lock, load_lock, lock_path
 from tests.conftest import DATA, REPO
 from tests.leftovers import (
     collect_garbage,
+    configured_registry,
     delete_repositories,
     engine_snapshot,
     registry_repositories,
@@ -27,15 +27,7 @@ from tests.leftovers import (
     throwaway,
 )
 
-
-def _setup_registry() -> str | None:
-    """Where ci/setup-engine.sh put ngc-builder's registry when its default was taken."""
-    done = subprocess.run(["bash", str(REPO / "ci" / "registry-option.sh")],
-                          capture_output=True, text=True, check=False)
-    return done.stdout.split()[-1] if done.stdout.strip() else None
-
-
-REGISTRY_HOST = os.environ.get("NGC_TEST_REGISTRY") or _setup_registry() or "localhost:5000"
+REGISTRY_HOST = configured_registry()
 
 
 @dataclass(frozen=True)
