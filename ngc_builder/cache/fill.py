@@ -13,8 +13,9 @@ from ngc_builder.cache.index import write_apt_repo, write_simple_index
 from ngc_builder.cache.store import PackageCache
 from ngc_builder.errors import StepError
 from ngc_builder.lock.inputs import target_of
-from ngc_builder.lock.models import AptPackage, PipPackage, ReleaseLock
+from ngc_builder.lock.models import AptPackage, PipPackage, PlatformLock, ReleaseLock
 from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.services.mirror import host_debian_mirror
@@ -62,21 +63,33 @@ def index_cache(cache: PackageCache, images: Iterable[ImageSpec], lock: ReleaseL
 
 def _wheels_by_target(loaded: LoadedRelease, specs: list[ImageSpec],
                       lock: ReleaseLock) -> dict[Target, list[PipPackage]]:
+    """Every platform's wheels of `specs`, by the target they were chosen for."""
     groups: dict[Target, list[PipPackage]] = {}
-    for spec in specs:
-        locked = lock.for_image(spec.name)
-        if locked is not None:
-            groups.setdefault(target_of(loaded, spec), []).extend(locked.pip)
+    for platform, closure in _closures(lock):
+        for spec in specs:
+            locked = closure.images.get(spec.name)
+            if locked is not None and platform in spec.platforms:
+                groups.setdefault(target_of(loaded, spec, platform), []).extend(locked.pip)
     return groups
+
+
+def _closures(lock: ReleaseLock) -> list[tuple[str, PlatformLock]]:
+    return [(platform, lock.of_platform(platform))
+            for platform in [HOST_PLATFORM, *sorted(lock.platforms)]]
 
 
 def _debs_by_base(specs: list[ImageSpec],
                   lock: ReleaseLock) -> list[tuple[str, list[AptPackage]]]:
-    """(OS base, .debs) of each image's layer, and of each OS base the images stand on."""
-    layers = [(spec.base, lock.images[spec.name].apt) for spec in specs
-              if spec.name in lock.images]
-    bases = sorted({spec.base for spec in specs} & set(lock.os))
-    return [*layers, *((name, lock.os[name].apt) for name in bases)]
+    """(OS base, .debs) of each image's layer, and of each OS base the images stand on, on
+    every platform they ship."""
+    found: list[tuple[str, list[AptPackage]]] = []
+    for platform, closure in _closures(lock):
+        shipping = [spec for spec in specs if platform in spec.platforms]
+        found += [(spec.base, closure.images[spec.name].apt) for spec in shipping
+                  if spec.name in closure.images]
+        bases = sorted({spec.base for spec in shipping} & set(closure.os))
+        found += [(name, closure.os[name].apt) for name in bases]
+    return found
 
 
 def _debs_by_mirror(loaded: LoadedRelease, specs: list[ImageSpec],

@@ -24,6 +24,7 @@ from ngc_builder.lock.models import (
     load_lock,
     lock_path,
 )
+from ngc_builder.lock.platforms import engine_apt, lock_platforms, platform_errors
 from ngc_builder.lock.resolve import lock_release, unexpected_errors
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.manifest.stacks import check_stacks
@@ -54,7 +55,10 @@ def lock_command(options: LockOptions, engine: Engine | None = None) -> int:
     _ensure_os_images(engine, loaded, plan, options.os_strategy)
     lock = lock_release(loaded, plan, engine, _note, kept)
     lock = lock.model_copy(update={"os": _lock_os(engine, loaded, plan, previous, options.only)})
-    failures = unexpected_errors(plan, lock)
+    lock = lock.model_copy(update={"platforms": lock_platforms(
+        loaded, plan, lock, engine_apt(loaded, plan, engine, _note), _note,
+        kept=_kept_platforms(previous, kept, options.only))})
+    failures = unexpected_errors(plan, lock) + platform_errors(plan, lock)
     for failure in failures:
         print(f"error: {failure}", file=sys.stderr)
     if failures:
@@ -102,6 +106,15 @@ def _kept(plan: ReleasePlan, previous: ReleaseLock | None, only: tuple[str, ...]
             if name in names and name not in only}
 
 
+def _kept_platforms(previous: ReleaseLock | None, kept: dict[str, ImageLock],
+                    only: tuple[str, ...]) -> dict[str, dict[str, ImageLock]]:
+    """With --only, the other platforms' entries of the images kept on the host's."""
+    if not only or previous is None:
+        return {}
+    return {platform: {name: image for name, image in closure.images.items() if name in kept}
+            for platform, closure in previous.platforms.items()}
+
+
 def _previous(path: Path) -> ReleaseLock | None:
     try:
         return load_lock(path)
@@ -127,3 +140,8 @@ def _report(path: Path, lock: ReleaseLock, changes: dict[str, list[str]],
         dated = datetime.fromtimestamp(entry.epoch, UTC).date()
         print(f"  os {name:<19} {len(entry.apt)} Debian packages ({entry.suite}, files dated "
               f"{dated})")
+    for platform, closure in sorted(lock.platforms.items()):
+        print(f"  {platform}: " + ", ".join(
+            f"{name} {len(image.pip)} wheels + {len(image.apt)} .debs" if not image.error
+            else f"{name} not lockable: {image.error}" for name, image in closure.images.items())
+            + "".join(f"; os {name} {len(entry.apt)} .debs" for name, entry in closure.os.items()))

@@ -81,6 +81,7 @@ def host_notes(entries: list[EngineHost], keys: dict[str, str],
 
 def _print(decisions: list[Decision], hosts: dict[str, str]) -> None:
     for d in decisions:
-        print(f"{d.image:<22} {d.build:<6} {d.push:<13} FROM {d.parent}")
+        print(f"{d.image:<22} {d.build:<6} {d.push:<13} FROM {d.parent}  "
+              f"[{', '.join(d.platforms)}]")
         for reason in d.reasons + ([f"hosts: {hosts[d.image]}"] if hosts else []):
             print(f"{'':<22} - {reason}")

@@ -32,7 +32,7 @@ WAIT_S = 900
 INST_RE = re.compile(r"^Inst (?P<name>[^ \[(]+) (?:\[[^\]]*\] )?\((?P<version>[^ )]+) ")
 # The same match in sed (the image's only text tool we can count on), giving `name=version`.
 INST_SED = r"s/^Inst \([^ [(]*\) \(\[[^]]*\] \)\{0,1\}(\([^ )]*\) .*/\1=\3/p"
-SIM = "apt-get install -s --no-install-recommends"
+SIM_ARGS = "install -s --no-install-recommends"
 
 
 @dataclass(frozen=True)
@@ -68,29 +68,34 @@ def resolve_apt(engine: Engine, os_ref: str, base_packages: list[str],
     return resolution
 
 
-def resolver_script(base_packages: list[str], sets: list[list[str]]) -> str:
+def resolver_script(base_packages: list[str], sets: list[list[str]], apt_options: str = "",
+                    before: tuple[str, ...] = ()) -> str:
     """The sh script: every section is `@@ngc <label>`, the command's output (stderr too),
-    then `@@ngc rc <status>`. It stops after a failed update; a failed set is reported."""
+    then `@@ngc rc <status>`. It stops after a failed update; a failed set is reported.
+    `apt_options` go to every apt command, `before` runs after the update (lock/foreign.py)."""
     lines = [
         f'mark() {{ echo "{MARK}$*"; }}',
         # --error-on=any (apt >= 2.1.16): without it a mirror that cannot be reached is only a
         # warning, and every set would then fail as if its packages did not exist.
-        "mark update; apt-get update -q --error-on=any 2>&1; rc=$?; mark rc $rc",
+        f"mark update; apt-get{apt_options} update -q --error-on=any 2>&1; rc=$?; mark rc $rc",
         '[ "$rc" -eq 0 ] || exit 0',
         "mkdir -p /tmp/ngc-sim",
-        _sim_line(BASE, base_packages),
-        *(_sim_line(f"layer-{index}", packages) for index, packages in enumerate(sets)),
+        *before,
+        sim_line(BASE, base_packages, apt_options),
+        *(sim_line(f"layer-{index}", packages, apt_options)
+          for index, packages in enumerate(sets)),
         f"pins=$(sed -n {shlex.quote(INST_SED)} /tmp/ngc-sim/* | sort -u)",
-        'mark show; rc=0; [ -z "$pins" ] || apt-cache show --no-all-versions $pins 2>&1 '
-        "|| rc=$?; mark rc $rc",
+        f'mark show; rc=0; [ -z "$pins" ] || apt-cache{apt_options} show --no-all-versions '
+        "$pins 2>&1 || rc=$?; mark rc $rc",
     ]
     return "\n".join(lines) + "\n"
 
 
-def _sim_line(label: str, packages: list[str]) -> str:
+def sim_line(label: str, packages: list[str], apt_options: str = "") -> str:
     names = " ".join(shlex.quote(name) for name in packages)
     out = f"/tmp/ngc-sim/{label}"
-    return f'mark sim {label}; {SIM} {names} >{out} 2>&1; rc=$?; cat {out}; mark rc $rc'
+    return (f"mark sim {label}; apt-get{apt_options} {SIM_ARGS} {names} >{out} 2>&1; rc=$?; "
+            f"cat {out}; mark rc $rc")
 
 
 def run_script(engine: Engine, os_ref: str, script: str) -> str:
@@ -121,20 +126,20 @@ def resolution_of(os_ref: str, output: str, names: list[str]) -> AptResolution:
     """The resolution the script's `output` reports for the layers `names` (in the order
     their sets were given); StepError when apt-get update or the base set failed."""
     sections = parse_sections(output)
-    update = _section(os_ref, sections, "update", output)
+    update = section(os_ref, sections, "update", output)
     if update.code != 0 or any(line.startswith("E:") for line in update.lines):
         raise StepError(os_ref, STEP, f"apt-get update failed: {error_line(update.lines)}")
-    base_sim = _section(os_ref, sections, f"sim {BASE}", output)
+    base_sim = section(os_ref, sections, f"sim {BASE}", output)
     if base_sim.code != 0:
         raise StepError(os_ref, STEP, f"base packages: {error_line(base_sim.lines)}")
-    records = packages_by_pin(parse_stanzas(_section(os_ref, sections, "show", output).lines))
-    base = _resolved(os_ref, base_sim, records)
+    records = packages_by_pin(parse_stanzas(section(os_ref, sections, "show", output).lines))
+    base = resolved(os_ref, base_sim, records)
     inherited = {p.pin() for p in base}
     layers: dict[str, list[AptPackage] | str] = {}
     for index, name in enumerate(names):
-        sim = _section(os_ref, sections, f"sim layer-{index}", output)
+        sim = section(os_ref, sections, f"sim layer-{index}", output)
         layers[name] = (error_line(sim.lines) if sim.code != 0 else
-                        [p for p in _resolved(os_ref, sim, records) if p.pin() not in inherited])
+                        [p for p in resolved(os_ref, sim, records) if p.pin() not in inherited])
     return AptResolution(base, layers)
 
 
@@ -156,7 +161,7 @@ def parse_sections(output: str) -> dict[str, Section]:
     return sections
 
 
-def _section(os_ref: str, sections: dict[str, Section], label: str, output: str) -> Section:
+def section(os_ref: str, sections: dict[str, Section], label: str, output: str) -> Section:
     if label not in sections:
         raise StepError(os_ref, STEP, f"no result for {label!r}: {_tail(output)}")
     return sections[label]
@@ -172,7 +177,7 @@ def parse_inst(lines: Iterable[str]) -> list[tuple[str, str]]:
     return found
 
 
-def _resolved(os_ref: str, sim: Section, records: dict[str, AptPackage]) -> list[AptPackage]:
+def resolved(os_ref: str, sim: Section, records: dict[str, AptPackage]) -> list[AptPackage]:
     pins = sorted({f"{name}={version}" for name, version in parse_inst(sim.lines)})
     missing = [pin for pin in pins if pin not in records]
     if missing:

@@ -24,9 +24,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from ngc_builder.errors import Problem
 from ngc_builder.lock.deb_closure import Controls, DebFindings, check_debs
 from ngc_builder.lock.inputs import ancestors, apt_requirements, pip_requirements, target_of
-from ngc_builder.lock.models import PipPackage, ReleaseLock, normalise
+from ngc_builder.lock.models import PipPackage, PlatformLock, ReleaseLock, normalise
 from ngc_builder.lock.where import value_line
 from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 
@@ -81,50 +82,54 @@ class LockText:
     text: str
 
     def problem(self, path: tuple[str | int, ...], message: str) -> Problem:
+        field = path[:5] if path[:1] == ("platforms",) else path[:3]  # the image's entry
         return Problem(self.shown, value_line(self.text, path),
-                       ".".join(str(step) for step in path[:3]), message)
+                       ".".join(str(step) for step in field), message)
 
 
 def check_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
                   images: list[ImageSpec], metadata: Metadata, where: LockText) -> Closure:
     """Each of `images` whose locked wheels or .debs are not exactly its requirements'
-    closure."""
+    closure, on every platform it is locked for."""
     problems, unchecked = [], []
-    for spec in images:
-        locked = lock.for_image(spec.name)
-        if locked is None or locked.error is not None:
-            continue
-        walk = _walk(loaded, plan, lock, spec, metadata.requires)
-        debs = _deb_findings(loaded, plan, lock, spec, metadata.controls)
-        problems += [where.problem(("images", spec.name, "pip", *at), message)
-                     for at, message in walk.problems]
-        problems += [where.problem(("images", spec.name, "apt",
-                                    *(() if index is None else (index,))), message)
-                     for index, message in debs.problems]
-        if walk.unknown or debs.unknown:
-            unchecked.append(spec.name)
+    for platform in [HOST_PLATFORM, *sorted(lock.platforms)]:
+        closure = lock.of_platform(platform)
+        prefix: tuple[str, ...] = () if platform == HOST_PLATFORM else ("platforms", platform)
+        for spec in images:
+            locked = closure.images.get(spec.name)
+            if locked is None or locked.error is not None:
+                continue
+            walk = _walk(loaded, plan, closure, spec, metadata.requires, platform)
+            debs = _deb_findings(loaded, plan, closure, spec, metadata.controls)
+            at = (*prefix, "images", spec.name)
+            problems += [where.problem((*at, "pip", *step), message)
+                         for step, message in walk.problems]
+            problems += [where.problem((*at, "apt", *(() if index is None else (index,))),
+                                       message) for index, message in debs.problems]
+            if walk.unknown or debs.unknown:
+                unchecked.append(spec.name if not prefix else f"{spec.name} ({platform})")
     return Closure(problems, unchecked)
 
 
-def _deb_findings(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
+def _deb_findings(loaded: LoadedRelease, plan: ReleasePlan, closure: PlatformLock,
                   spec: ImageSpec, controls: Controls) -> DebFindings:
-    own = lock.images[spec.name].apt
-    if spec.base not in lock.os:  # an OS base pulled, not locked: what it holds is unknown,
-        return DebFindings()  # so its images' .debs cannot be held to a closure
+    own = closure.images[spec.name].apt
+    if spec.base not in closure.os:  # an OS base pulled, not locked: what it holds is
+        return DebFindings()  # unknown, so its images' .debs cannot be held to a closure
 
     below = [package for name in ancestors(plan, spec)
-             if (entry := lock.for_image(name)) is not None for package in entry.apt]
-    below += lock.os[spec.base].apt
+             if (entry := closure.images.get(name)) is not None for package in entry.apt]
+    below += closure.os[spec.base].apt
     return check_debs(apt_requirements(loaded, spec), own, below, controls)
 
 
-def _walk(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock, spec: ImageSpec,
-          requires: Requires) -> _Walk:
-    locked = lock.images[spec.name]
+def _walk(loaded: LoadedRelease, plan: ReleasePlan, closure: PlatformLock, spec: ImageSpec,
+          requires: Requires, platform: str) -> _Walk:
+    locked = closure.images[spec.name]
     own = {package.name: package for package in locked.pip}
     below = {package.name for name in ancestors(plan, spec)
-             if (entry := lock.for_image(name)) is not None for package in entry.pip}
-    walk = _Walk(own, below, target_of(loaded, spec), requires)
+             if (entry := closure.images.get(name)) is not None for package in entry.pip}
+    walk = _Walk(own, below, target_of(loaded, spec, platform), requires)
     for text in pip_requirements(loaded, spec):
         walk.visit(Requirement(text), "the manifest")
     if not walk.unknown:  # with every wheel's metadata read, what was not reached is extra

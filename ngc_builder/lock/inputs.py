@@ -15,14 +15,15 @@ from ngc_builder.errors import Problem
 from ngc_builder.lock.models import ImageLock, ReleaseLock
 from ngc_builder.lock.where import value_line
 from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.platforms import HOST_PLATFORM, MACHINES
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 
 
-def target_of(loaded: LoadedRelease, spec: ImageSpec) -> Target:
+def target_of(loaded: LoadedRelease, spec: ImageSpec, platform: str = HOST_PLATFORM) -> Target:
     base = loaded.bases[spec.base]
-    return Target(base.python, base.glibc)
+    return Target(base.python, base.glibc, MACHINES[platform])
 
 
 def pip_requirements(loaded: LoadedRelease, spec: ImageSpec) -> list[str]:
@@ -46,15 +47,19 @@ def apt_requirements(loaded: LoadedRelease, spec: ImageSpec) -> list[str]:
 
 
 def image_inputs(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec,
-                 lock: ReleaseLock) -> dict[str, list[str]]:
-    """The inputs of `spec`, with the packages its ancestors have in `lock`."""
-    target = target_of(loaded, spec)
+                 lock: ReleaseLock, platform: str = HOST_PLATFORM) -> dict[str, list[str]]:
+    """The inputs of `spec` on `platform`, with the packages its ancestors have in `lock`
+    for that platform; another platform's also name the host platform's lock of the same
+    image, whose versions it keeps (when those move, it is stale)."""
+    target = target_of(loaded, spec, platform)
     base = loaded.bases[spec.base]
     inputs = {"pip": pip_requirements(loaded, spec), "apt": apt_requirements(loaded, spec),
               "target": [f"python {target.python}", f"glibc {target.glibc}", target.machine],
               "os": [base.name, base.os_version]}
-    inputs["below"] = [f"{name} {_digest(lock.for_image(name))}"
-                       for name in ancestors(plan, spec)]
+    below = lock.of_platform(platform).images
+    inputs["below"] = [f"{name} {_digest(below.get(name))}" for name in ancestors(plan, spec)]
+    if platform != HOST_PLATFORM:
+        inputs["versions"] = [f"{HOST_PLATFORM} {_digest(lock.for_image(spec.name))}"]
     return inputs
 
 
@@ -98,7 +103,28 @@ def stale_problems(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock |
     extra = sorted(set(lock.images) - {spec.name for spec in plan.images})
     problems += [Problem(shown, value_line(text, ("images", name)), f"images.{name}",
                          "locked but not in the manifest: lock again") for name in extra]
-    return problems + _os_staleness(loaded, plan, lock, shown, text)
+    return problems + _os_staleness(loaded, plan, lock, shown, text) + \
+        _platform_staleness(loaded, plan, lock, shown, text)
+
+
+def _platform_staleness(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
+                        shown: str, text: str) -> list[Problem]:
+    """Each other platform's images as the host's: missing, stale or not wanted any more."""
+    problems = []
+    shipped = {platform for spec in plan.images for platform in spec.platforms}
+    for platform in sorted((shipped | set(lock.platforms)) - {HOST_PLATFORM}):
+        locked = lock.of_platform(platform).images
+        wanted = [spec for spec in plan.images if platform in spec.platforms]
+        for spec in wanted:
+            where = ("platforms", platform, "images", spec.name)
+            problems += [Problem(shown, value_line(text, where), ".".join(where), message)
+                         for message in _image_staleness(loaded, plan, spec, lock, platform)]
+        for name in sorted(set(locked) - {spec.name for spec in wanted}):
+            where = ("platforms", platform, "images", name)
+            problems.append(Problem(shown, value_line(text, where), ".".join(where),
+                                    f"locked for {platform} but the manifest does not ship it "
+                                    "there: lock again"))
+    return problems
 
 
 def _os_staleness(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
@@ -115,11 +141,12 @@ def _os_staleness(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
 
 
 def _image_staleness(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec,
-                     lock: ReleaseLock) -> list[str]:
-    locked = lock.for_image(spec.name)
+                     lock: ReleaseLock, platform: str = HOST_PLATFORM) -> list[str]:
+    locked = lock.of_platform(platform).images.get(spec.name)
     if locked is None:
-        return ["not in the lock: lock again"]
-    wanted = image_inputs(loaded, plan, spec, lock)
+        return ["not in the lock: lock again" if platform == HOST_PLATFORM
+                else f"not locked for {platform}: lock again"]
+    wanted = image_inputs(loaded, plan, spec, lock, platform)
     changes = [_change(key, locked.inputs.get(key, []), wanted[key]) for key in sorted(wanted)
                if locked.inputs.get(key, []) != wanted[key]]
     return [f"lock is stale ({'; '.join(changes)}): lock again"] if changes else []

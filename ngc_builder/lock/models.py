@@ -11,14 +11,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.lock.where import value_line
+from ngc_builder.manifest.platforms import HOST_PLATFORM
 
 LOCK_FORMAT = 1
+T = TypeVar("T")
 SHA256_RE = r"^[0-9a-f]{64}$"
 # What lands in a Dockerfile or a requirements file from the lock: no shell syntax, no spaces
 # (pydantic's patterns search, so each is anchored).
@@ -80,14 +84,29 @@ class OsLock(Locked):
         return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
+class PlatformLock(Locked):
+    """Another platform's closure (`linux/arm64`): the images that ship it and their OS
+    bases, resolved for its machine at the top level's versions."""
+
+    images: dict[str, ImageLock]
+    os: dict[str, OsLock] = Field(default_factory=dict)
+
+
 class ReleaseLock(Locked):
     format: int = LOCK_FORMAT
     release: str
-    images: dict[str, ImageLock]
+    images: dict[str, ImageLock]  # linux/amd64, the build host's platform
     os: dict[str, OsLock] = Field(default_factory=dict)  # OS base name -> its packages
+    platforms: dict[str, PlatformLock] = Field(default_factory=dict)  # the other platforms
 
     def for_image(self, name: str) -> ImageLock | None:
         return self.images.get(name)
+
+    def of_platform(self, platform: str) -> PlatformLock:
+        """The images and OS bases of `platform` (the top level's for the host's own)."""
+        if platform == HOST_PLATFORM:
+            return PlatformLock(images=self.images, os=self.os)
+        return self.platforms.get(platform) or PlatformLock(images={})
 
 
 def lock_path(manifest: Path) -> Path:
@@ -125,35 +144,47 @@ def load_lock(path: Path) -> ReleaseLock | None:
 
 
 def dump_lock(lock: ReleaseLock) -> str:
-    """JSON with one package per line, keys sorted: stable bytes for the same lock."""
+    """JSON with one package per line, keys sorted: stable bytes for the same lock (a lock
+    of linux/amd64 alone has no `platforms` key: its bytes are those of format 1 before it)."""
     lines = ["{", f'  "format": {lock.format},', f'  "release": {json.dumps(lock.release)},',
-             '  "images": {']
-    names = sorted(lock.images)
+             *_closure_lines(PlatformLock(images=lock.images, os=lock.os), "  ")]
+    if lock.platforms:
+        lines[-1] += ","
+        lines += ['  "platforms": {', *_keyed(lock.platforms, "    ", _closure_lines), "  }"]
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def _closure_lines(closure: PlatformLock, pad: str) -> list[str]:
+    return [f'{pad}"images": {{', *_keyed(closure.images, pad + "  ", _image_lines),
+            f"{pad}}},", f'{pad}"os": {{', *_keyed(closure.os, pad + "  ", _os_lines), f"{pad}}}"]
+
+
+def _keyed(entries: Mapping[str, T], pad: str,
+           lines_of: Callable[[T, str], list[str]]) -> list[str]:
+    """`"name": {...}` per entry, sorted by name, comma-separated."""
+    names = sorted(entries)
+    lines: list[str] = []
     for index, name in enumerate(names):
         comma = "," if index < len(names) - 1 else ""
-        lines += [f"    {json.dumps(name)}: {{", *_image_lines(lock.images[name]), f"    }}{comma}"]
-    lines += ["  },", '  "os": {']
-    bases = sorted(lock.os)
-    for index, name in enumerate(bases):
-        comma = "," if index < len(bases) - 1 else ""
-        lines += [f"    {json.dumps(name)}: {{", *_os_lines(lock.os[name]), f"    }}{comma}"]
-    return "\n".join([*lines, "  }", "}"]) + "\n"
+        lines += [f"{pad}{json.dumps(name)}: {{", *lines_of(entries[name], pad + "  "),
+                  f"{pad}}}{comma}"]
+    return lines
 
 
-def _os_lines(entry: OsLock) -> list[str]:
-    rows = [f"        {_one_line(p.model_dump())}" for p in entry.apt]
-    return [f'      "suite": {json.dumps(entry.suite)},', f'      "epoch": {entry.epoch},',
-            '      "apt": [\n' + ",\n".join(rows) + "\n      ]"]
+def _os_lines(entry: OsLock, pad: str) -> list[str]:
+    rows = [f"{pad}  {_one_line(p.model_dump())}" for p in entry.apt]
+    return [f'{pad}"suite": {json.dumps(entry.suite)},', f'{pad}"epoch": {entry.epoch},',
+            f'{pad}"apt": [\n' + ",\n".join(rows) + f"\n{pad}]"]
 
 
-def _image_lines(image: ImageLock) -> list[str]:
-    fields: list[str] = [f'      "inputs": {_one_line(image.inputs)}']
+def _image_lines(image: ImageLock, pad: str) -> list[str]:
+    fields: list[str] = [f'{pad}"inputs": {_one_line(image.inputs)}']
     if image.error is not None:
-        fields.append(f'      "error": {json.dumps(image.error)}')
+        fields.append(f'{pad}"error": {json.dumps(image.error)}')
     for kind, packages in (("pip", image.pip), ("apt", image.apt)):
-        rows = [f"        {_one_line(p.model_dump())}" for p in packages]
-        fields.append(f'      "{kind}": [\n' + ",\n".join(rows) + "\n      ]" if rows
-                      else f'      "{kind}": []')
+        rows = [f"{pad}  {_one_line(p.model_dump())}" for p in packages]
+        fields.append(f'{pad}"{kind}": [\n' + ",\n".join(rows) + f"\n{pad}]" if rows
+                      else f'{pad}"{kind}": []')
     return [f"{field}," for field in fields[:-1]] + fields[-1:]
 
 

@@ -34,16 +34,19 @@ class ResolutionError(Exception):
 
 
 def resolve_pip(requirements: list[str], target: Target, parent: list[PipPackage],
-                run: PipRunner | None = None) -> list[PipPackage]:
+                run: PipRunner | None = None, pins: list[PipPackage] | None = None,
+                ) -> list[PipPackage]:
     """Every wheel `requirements` install on `target` on top of `parent` (whose versions are
-    kept), sorted by name; the parent's own packages are left out."""
+    kept), sorted by name; the parent's own packages are left out. `pins`: versions to keep
+    where the same package is installed (another platform's lock of the same image)."""
     if not requirements:
         return []
+    kept = {p.name: p.version for p in [*(pins or []), *parent]}  # the parent's win
     with tempfile.TemporaryDirectory(prefix="ngc-lock-") as scratch:
         folder = Path(scratch)
         (folder / "requirements.txt").write_text("\n".join(requirements) + "\n")
         (folder / "constraints.txt").write_text(
-            "".join(f"{p.name}=={p.version}\n" for p in parent))
+            "".join(f"{name}=={version}\n" for name, version in sorted(kept.items())))
         done = (run or _run_pip)(pip_arguments(folder, target))
     if done.returncode != 0:
         raise ResolutionError(pip_error(done.stderr))

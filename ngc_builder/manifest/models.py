@@ -16,7 +16,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from ngc_builder.manifest.platforms import DEFAULT_PLATFORMS, Platform, check_platforms
 from ngc_builder.manifest.sizes import parse_size
+from ngc_builder.manifest.specifiers import track_specifier
 from ngc_builder.runner.expect import DEFAULT_GPU_TARGETS
 from ngc_builder.services.registry import registry_problem
 
@@ -36,7 +38,6 @@ REASON_RE = re.compile(r"[^\x00-\x1f\x7f]{1,400}")  # one line, no terminal esca
 REQUIREMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\[\],=<>!~*{}-]*")
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 TITLE_RE = re.compile(r"[A-Za-z0-9 ._()+/-]{1,80}")
-LIBRARY_NAMES = ("cudart", "cublas", "cudnn", "nccl")
 
 
 def _pattern(kind: str, pattern: re.Pattern[str], hint: str) -> Callable[[str], str]:
@@ -133,14 +134,6 @@ TagName = Annotated[
 ]
 
 
-def track_specifier(text: str) -> SpecifierSet | None:
-    """What a row's `track:` admits: None for `latest` (any version); a bare version or
-    wildcard (`2.15.*`, `2.15.1`) is an `==`; anything else is a PEP 440 specifier (`~=2.15`)."""
-    if text == "latest":
-        return None
-    return SpecifierSet(f"=={text}" if text[:1].isdigit() else text)
-
-
 # `latest`, `2.15.*`, `~=2.15`, `>=2.15,<2.17`: which versions the monthly bump may move to.
 Track = Annotated[str, AfterValidator(_pattern("track", re.compile(r"[A-Za-z0-9.*=<>!~, ]+"),
                                                "like latest, 2.15.* or ~=2.15")),
@@ -197,6 +190,15 @@ class ImageEntry(Strict):
     # Which framework versions the monthly bump may choose (ngc_builder/bump/track.py);
     # left out: the newest (`latest`).
     track: Track | None = None
+    # One tag, an index of these platforms (manifest/platforms.py); `optional_platforms` may
+    # be missing from it when their build or validation fails (an experiment: the release says).
+    platforms: list[Platform] = Field(default_factory=lambda: list(DEFAULT_PLATFORMS))
+    optional_platforms: list[Platform] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _platforms_agree(self) -> ImageEntry:
+        check_platforms(self.platforms, self.optional_platforms)
+        return self
 
     @property
     def image_name(self) -> str:

@@ -23,6 +23,7 @@ class Decision:
     build: str  # build | reuse | pull (a staged candidate) | skip
     push: str  # push+promote | promote | none
     reasons: list[str] = field(default_factory=list)
+    platforms: list[str] = field(default_factory=list)  # what its tag's index holds
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -44,7 +45,7 @@ def decide(plan: ReleasePlan, keys: dict[str, ImageKey], record: ReleaseRecord |
 def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRecord | None,
             engine: Engine | None, building: set[str]) -> Decision:
     made = partial(Decision, spec.name, spec.remote_ref(plan.registry),
-                   spec.parent or plan.os_ref(spec), key.key)
+                   spec.parent or plan.os_ref(spec), key.key, platforms=list(spec.platforms))
     try:
         published = plan.registry.manifest_digest(spec.name, key.tag)
         release_tag = plan.registry.manifest_digest(spec.name, spec.tag)

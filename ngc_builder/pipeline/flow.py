@@ -26,6 +26,7 @@ from ngc_builder.build.osbase import Strategy, locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.manifest.platforms import others
 from ngc_builder.manifest.site import load_site, site_path, slurm_site
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
@@ -100,6 +101,7 @@ class Host:
 def release_flow(options: ReleaseOptions, prepared: Prepared,
                  host: Host) -> ReleaseRecord | None:
     """The record of the run; None when the host stopped it before anything was built."""
+    _refuse_unbuilt_platforms(prepared)
     cluster = _cluster(options, prepared, host)
     release_dir = options.build_dir / prepared.plan.release
     with release_lock(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
@@ -115,6 +117,19 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
             return _run(options, prepared, services, mode)
         finally:
             ui.close()
+
+
+def _refuse_unbuilt_platforms(prepared: Prepared) -> None:
+    """A row that ships another platform is locked, planned and fetched for it, but not built
+    yet: the run stops before anything rather than publish its tag without that platform."""
+    planned = {spec.name for spec in prepared.plan.images}
+    problems = [prepared.loaded.source.problem(("images", index, "platforms"), (
+        f"{entry.image_name}: {', '.join(others(entry.platforms))} is locked and fetched, "
+        "but this ngc-builder does not build it yet (docs/multiarch.md)"))
+        for index, entry in enumerate(prepared.loaded.release.images)
+        if entry.image_name in planned and others(entry.platforms)]
+    if problems:
+        raise InputError(problems)
 
 
 def _signing() -> SigningKey:

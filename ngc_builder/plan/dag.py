@@ -3,12 +3,13 @@ registry they are published to."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ngc_builder.manifest.drivers import minimum_driver
 from ngc_builder.manifest.load import LoadedRelease, base_name_of_image, base_name_of_stack
 from ngc_builder.manifest.models import BaseImage, CudaStack, ImageEntry
+from ngc_builder.manifest.platforms import DEFAULT_PLATFORMS
 from ngc_builder.services.registry import Registry, parse_registry, repository
 
 LABEL_PREFIX = "org.ngc-builder"
@@ -28,6 +29,8 @@ class ImageSpec:
     labels: dict[str, str] = field(default_factory=dict)
     stack: str | None = None
     entry: ImageEntry | None = None
+    # Where it ships: a framework's own list; a shared layer's is every platform above it.
+    platforms: tuple[str, ...] = DEFAULT_PLATFORMS
 
     @property
     def tag(self) -> str:
@@ -107,7 +110,21 @@ def plan_release(loaded: LoadedRelease, registry: Registry | None = None) -> Rel
     images += [_framework_spec(loaded, entry) for entry in release.images]
     os_refs = {name: os_ref(loaded.bases[name]) for name in used}
     chosen = registry or parse_registry(release.registry)  # the manifest's was checked on load
-    return ReleasePlan(release.release, chosen, os_refs, images)
+    return ReleasePlan(release.release, chosen, os_refs, _with_platforms(images))
+
+
+def _with_platforms(images: list[ImageSpec]) -> list[ImageSpec]:
+    """Each shared layer with the platforms of every framework above it, in a stable order."""
+    wanted: dict[str, set[str]] = {image.name: set() for image in images}
+    by_name = {image.name: image for image in images}
+    for image in images:
+        if image.entry is None:
+            continue
+        node: str | None = image.name
+        while node is not None:
+            wanted[node].update(image.entry.platforms)
+            node = by_name[node].parent
+    return [replace(image, platforms=tuple(sorted(wanted[image.name]))) for image in images]
 
 
 def _used_bases(loaded: LoadedRelease) -> list[str]:

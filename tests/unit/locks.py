@@ -9,7 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ngc_builder.lock.apt import AptResolution
-from ngc_builder.lock.models import AptPackage, PipPackage, ReleaseLock, dump_lock, lock_path
+from ngc_builder.lock.foreign import ForeignResolution
+from ngc_builder.lock.models import (
+    AptPackage,
+    OsLock,
+    PipPackage,
+    ReleaseLock,
+    dump_lock,
+    lock_path,
+)
+from ngc_builder.lock.platforms import ForeignAptResolver, lock_platforms
 from ngc_builder.lock.resolve import build_lock
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.manifest.wheels import Target
@@ -61,3 +70,40 @@ def write_fake_lock(manifest: Path) -> Path:
     path = lock_path(manifest)
     path.write_text(dump_lock(fake_lock(loaded, plan_release(loaded))), encoding="utf-8")
     return path
+
+
+def arm(name: str) -> AptPackage:
+    return deb(name).model_copy(update={"arch": "arm64",
+                                        "file": f"pool/main/{name[0]}/{name}_1.0_arm64.deb"})
+
+
+def foreign_apt(loaded: LoadedRelease) -> ForeignAptResolver:
+    """linux/arm64's resolver: the OS base is libc6, each layer's packages at 1.0 for arm64."""
+    def resolve(base_name: str, platform: str) -> ForeignResolution:
+        assert platform == "linux/arm64"
+        return ForeignResolution([arm("libc6")], AptResolution(
+            [arm(name) for name in loaded.bases[base_name].apt_packages],
+            {spec.name: [] for spec in plan_release(loaded).images if spec.kind == "framework"}))
+    return resolve
+
+
+def host_lock(loaded: LoadedRelease, plan: ReleasePlan) -> ReleaseLock:
+    """The fake lock with a bootstrapped OS base (another platform needs one)."""
+    return fake_lock(loaded, plan).model_copy(update={"os": {"debian-trixie": OsLock(
+        suite="trixie", epoch=86400, apt=[deb("libc6")])}})
+
+
+def pinned_for(requirements: list[str], target: Target, parent: list[PipPackage],
+               pins: list[PipPackage]) -> list[PipPackage]:
+    return pinned(requirements, target, parent)
+
+
+def write_platform_lock(manifest: Path) -> Path:
+    """The lock of a release with rows on linux/arm64 too, as `ngc-builder lock` writes it."""
+    loaded = load_release(manifest)
+    plan = plan_release(loaded)
+    lock = host_lock(loaded, plan)
+    lock = lock.model_copy(update={"platforms": lock_platforms(
+        loaded, plan, lock, foreign_apt(loaded), lambda _: None, pinned_for)})
+    lock_path(manifest).write_text(dump_lock(lock), encoding="utf-8")
+    return lock_path(manifest)

@@ -1,0 +1,80 @@
+"""`platforms:` of a release row: the host's platform always, each platform once, optional
+ones among them; `plan` shows them and `release` will not publish a tag without one."""
+
+from __future__ import annotations
+
+import pytest
+
+from ngc_builder.commands.plan import PlanOptions, plan_command
+from ngc_builder.errors import InputError
+from ngc_builder.lock.models import ReleaseLock
+from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline.flow import _refuse_unbuilt_platforms
+from ngc_builder.pipeline.prepare import Prepared
+from ngc_builder.plan.dag import plan_release
+from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.locks import write_platform_lock
+
+pytestmark = pytest.mark.unit
+
+
+def jax_row(extra: str) -> str:
+    return GOOD_RELEASE.replace('    version: "0.12.0"\n', f'    version: "0.12.0"\n{extra}')
+
+
+def problems(write_release: WriteRelease, text: str) -> list[str]:
+    with pytest.raises(InputError) as caught:
+        load_release(write_release(text, lock=False))
+    return [str(p) for p in caught.value.problems]
+
+
+def test_the_default_is_the_host_platform_alone(write_release: WriteRelease) -> None:
+    loaded = load_release(write_release(GOOD_RELEASE, lock=False))
+    assert [entry.platforms for entry in loaded.release.images] == [["linux/amd64"]] * 2
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("    platforms: [linux/arm64]\n",
+     "platforms must include linux/amd64: every image ships the build host's platform"),
+    ("    platforms: [linux/amd64, linux/amd64]\n", "platforms lists a platform twice"),
+    ("    platforms: [linux/amd64]\n    optional_platforms: [linux/arm64]\n",
+     "optional_platforms names platforms the image does not list: ['linux/arm64']"),
+    ("    platforms: [linux/amd64, linux/arm64]\n    optional_platforms: [linux/amd64]\n",
+     "linux/amd64 cannot be optional"),
+])
+def test_platform_mistakes_name_the_row(write_release: WriteRelease, extra: str,
+                                        message: str) -> None:
+    found = problems(write_release, jax_row(extra))
+    assert len(found) == 1 and found[0].startswith("releases/26.11.yaml:")
+    assert "images[1]" in found[0] and message in found[0]
+
+
+def test_an_unknown_platform_names_its_line(write_release: WriteRelease) -> None:
+    found = problems(write_release, jax_row("    platforms: [linux/amd64, linux/riscv64]\n"))
+    assert found[0].startswith("releases/26.11.yaml:26: images[1].platforms[1]:")
+    assert "'linux/amd64' or 'linux/arm64'" in found[0]
+
+
+def test_plan_shows_each_image_s_platforms(write_release: WriteRelease,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = write_release(jax_row("    platforms: [linux/amd64, linux/arm64]\n"), lock=False)
+    write_platform_lock(manifest)
+    assert plan_command(PlanOptions(manifest), engine=None) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()
+            if not line.startswith(" ")}
+    assert rows["base"].endswith("[linux/amd64, linux/arm64]")
+    assert rows["pytorch"].endswith("[linux/amd64]")
+    assert rows["jax"].endswith("[linux/amd64, linux/arm64]")
+
+
+def test_a_release_stops_before_anything_when_a_platform_cannot_be_built(
+        write_release: WriteRelease) -> None:
+    loaded = load_release(write_release(jax_row("    platforms: [linux/amd64, linux/arm64]\n"),
+                                        lock=False))
+    prepared = Prepared(loaded, plan_release(loaded), ReleaseLock(release="26.11", images={}), [])
+    with pytest.raises(InputError) as caught:
+        _refuse_unbuilt_platforms(prepared)
+    assert [str(p) for p in caught.value.problems] == [
+        "releases/26.11.yaml:26: images[1].platforms: jax: linux/arm64 is locked and fetched, "
+        "but this ngc-builder does not build it yet (docs/multiarch.md)"]
