@@ -3,7 +3,9 @@
 # debootstrap and mmdebstrap (to bootstrap OS bases, the latter from a lock), tar, curl and
 # git, a headless browser for the catalog's tests and screenshots (chromium and its
 # chromium-driver), shellcheck (actionlint reads the generated workflows' scripts with it),
-# and cosign (the tests verify what the builder signs with it). Does nothing when all are
+# cosign (the tests verify what the builder signs with it), and QEMU's user-mode emulation
+# registered with binfmt_misc (arm64 images run their maintainer scripts, bytecode compiling
+# and validation emulated on an amd64 host: docs/multiarch.md). Does nothing when all are
 # there.
 set -euo pipefail
 
@@ -17,6 +19,9 @@ command -v tar >/dev/null || missing+=(tar)
 command -v chromium >/dev/null || missing+=(chromium)  # the catalog in a real browser
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
 command -v shellcheck >/dev/null || missing+=(shellcheck)  # actionlint checks run: scripts with it
+command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)  # arm64 on amd64
+command -v update-binfmts >/dev/null || missing+=(binfmt-support)
+command -v arch-test >/dev/null || missing+=(arch-test)  # mmdebstrap asks it what runs here
 
 # cosign: Debian packages it from trixie on; on older releases trixie's .deb (a static Go
 # binary, glibc >= 2.34) is fetched from the Debian archive, checked against this hash, and
@@ -37,8 +42,22 @@ install_cosign() {
     install -m 0755 "$scratch/root/usr/bin/cosign" /usr/local/bin/cosign
     rm -rf "$scratch"
 }
+# arm64 binaries run through qemu-aarch64-static once binfmt_misc knows it (a container has no
+# mount of its own: the kernel's registration, with the F flag, serves every container).
+ensure_emulation() {
+    [ "$(uname -m)" = aarch64 ] && return 0  # an arm64 host runs arm64 natively
+    [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup-host: arm64 emulation is not registered (as root: update-binfmts --enable" \
+            "qemu-aarch64)" >&2
+        return 1
+    fi
+    [ -e /proc/sys/fs/binfmt_misc/register ] \
+        || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    update-binfmts --enable qemu-aarch64
+}
 command -v cosign >/dev/null || need_cosign=1
-[ ${#missing[@]} -eq 0 ] && [ -z "${need_cosign:-}" ] && exit 0
+if [ ${#missing[@]} -eq 0 ] && [ -z "${need_cosign:-}" ]; then ensure_emulation; exit 0; fi
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
     echo "setup-host: please install: ${missing[*]} ${need_cosign:+cosign} (needs root on" \
@@ -51,3 +70,4 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 if [ -n "${need_cosign:-}" ]; then install_cosign; fi
+ensure_emulation
