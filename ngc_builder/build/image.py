@@ -14,6 +14,7 @@ import requests
 
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.errors import StepError
+from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.redact import strip_userinfo
 from ngc_builder.render.contexts import RenderedImage
@@ -79,6 +80,8 @@ def build_image(
     spec = rendered.spec
     started = time.monotonic()
     options = network.build_options() if network is not None else {}
+    if rendered.platform != HOST_PLATFORM:  # its FROM is that platform's; RUN is emulated
+        options["platform"] = rendered.platform
     try:
         stream = engine.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
                                   rm=True, forcerm=True, pull=False, decode=True,

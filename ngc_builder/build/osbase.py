@@ -95,7 +95,7 @@ def locked_bootstrap(entry: OsLock, debs: Callable[[AptPackage], Path]) -> Boots
             tarball = reproducible_rootfs(entry.apt, debs, entry.suite, entry.epoch,
                                           Path(scratch), sink, mirror=PUBLIC_MIRROR)
             labels = {"org.ngc-builder.os-origin": f"locked {entry.suite}"}
-            load_rootfs(engine, tarball, ref, labels, entry.epoch, sink)
+            load_rootfs(engine, tarball, ref, labels, entry.epoch, sink, entry.architecture)
 
     return run
 

@@ -52,13 +52,15 @@ def missing_files(cache: PackageCache, loaded: LoadedRelease, images: Iterable[I
 
 def index_cache(cache: PackageCache, images: Iterable[ImageSpec], lock: ReleaseLock) -> None:
     write_simple_index(cache)
-    for spec in images:
-        locked = lock.for_image(spec.name)
-        if locked is not None and locked.apt:
-            try:
-                write_apt_repo(cache, locked.apt)
-            except DebError as exc:  # its hash fit the lock: the lock names a damaged file
-                raise StepError(spec.name, "cache", str(exc)) from None
+    specs = list(images)
+    for platform, closure in _closures(lock):
+        for spec in specs:
+            locked = closure.images.get(spec.name)
+            if locked is not None and locked.apt and platform in spec.platforms:
+                try:
+                    write_apt_repo(cache, locked.apt)
+                except DebError as exc:  # its hash fit the lock: the lock names a damaged file
+                    raise StepError(spec.name, "cache", str(exc)) from None
 
 
 def _wheels_by_target(loaded: LoadedRelease, specs: list[ImageSpec],

@@ -79,6 +79,11 @@ class OsLock(Locked):
     epoch: int = Field(ge=0)  # SOURCE_DATE_EPOCH of the rootfs: fixed when locked
     apt: list[AptPackage]
 
+    @property
+    def architecture(self) -> str:
+        """Debian's name of the machine its packages are for (`amd64`, `arm64`)."""
+        return (sorted({p.arch for p in self.apt} - {"all"}) or ["amd64"])[0]
+
     def digest(self) -> str:
         rows = [self.suite, str(self.epoch), *(f"{p.pin()} {p.sha256}" for p in self.apt)]
         return hashlib.sha256("\n".join(rows).encode()).hexdigest()

@@ -8,18 +8,25 @@ import json
 import shutil
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
 
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.lock.models import ImageLock, ReleaseLock
+from ngc_builder.lock.models import ImageLock, PipPackage, ReleaseLock
 from ngc_builder.manifest.drivers import minimum_driver, require_cuda
 from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
-from ngc_builder.render.installs import apt_install, pip_install, requirements_lock
+from ngc_builder.render.installs import (
+    VENV_TAR,
+    apt_install,
+    pip_install,
+    requirements_lock,
+    unpacked_install,
+)
 from ngc_builder.validate.hostrun import probe_modules
 
 RUNNER_PACKAGE = Path(__file__).resolve().parent.parent / "runner"
@@ -35,6 +42,13 @@ class RenderedImage:
     spec: ImageSpec
     dockerfile: str
     files: dict[str, bytes]
+    platform: str = HOST_PLATFORM  # another platform's render ADDs a venv tar (installs.py)
+
+    @property
+    def folder_name(self) -> str:
+        """Its context folder: the image's name, `<name>.arm64` for another platform."""
+        return self.spec.name if self.platform == HOST_PLATFORM else \
+            f"{self.spec.name}.{DEB_ARCHES[self.platform]}"
 
     def digest(self) -> str:
         """Hash of everything that goes into the build (not the parent: see build.py)."""
@@ -45,7 +59,7 @@ class RenderedImage:
 
     def replaceable(self, folder: Path, owned: bool) -> Path:
         """`folder/<image>`, or InputError when something not ours is there."""
-        target = folder / self.spec.name
+        target = folder / self.folder_name
         foreign = target.exists() and not (owned or (target / MARKER).is_file())
         if target.is_symlink() or foreign:
             raise InputError([Problem(str(target), 1, "--out", "exists and was not written "
@@ -151,15 +165,17 @@ def _shown(filename: str | None, root: Path) -> str:
 
 def render_image(
     env: jinja2.Environment, loaded: LoadedRelease, spec: ImageSpec, parent_ref: str,
-    locked: ImageLock,
+    locked: ImageLock, platform: str = HOST_PLATFORM,
 ) -> RenderedImage:
     context = {"release": loaded.release.release, "parent_ref": parent_ref,
-               "base": loaded.bases[spec.base]}
+               "base": loaded.bases[spec.base], "platform": platform}
     if spec.kind == "base":
-        return _render_base(env, spec, context, loaded, locked)
-    if spec.kind == "cuda":
-        return _render_cuda(env, spec, context, loaded, locked)
-    return _render_framework(env, spec, context, loaded, locked)
+        rendered = _render_base(env, spec, context, loaded, locked)
+    elif spec.kind == "cuda":
+        rendered = _render_cuda(env, spec, context, loaded, locked)
+    else:
+        rendered = _render_framework(env, spec, context, loaded, locked)
+    return replace(rendered, platform=platform)
 
 
 def _render_base(
@@ -172,7 +188,8 @@ def _render_base(
                                           "python": loaded.bases[spec.base].python})
     requested = list(loaded.bases[spec.base].apt_packages)
     text = env.get_template("base.Dockerfile.j2").render(
-        apt_install=apt_install(locked.apt, requested), **context)
+        apt_install=apt_install(locked.apt, requested), **context,
+        unpacked=None if context["platform"] == HOST_PLATFORM else VENV_TAR)
     return RenderedImage(spec, text, files)
 
 
@@ -192,7 +209,7 @@ def _render_cuda(
              "stack/requirements.lock": requirements_lock(locked.pip).encode()}
     text = env.get_template("cuda.Dockerfile.j2").render(
         stack_name=spec.stack, stack=stack, require_cuda=require_cuda(stack.cuda), **context,
-        pip_install=pip_install("/opt/ngc/stack/requirements.lock", locked.pip))
+        **wheel_install("/opt/ngc/stack/requirements.lock", locked.pip, context))
     return RenderedImage(spec, text, files)
 
 
@@ -221,9 +238,18 @@ def _render_framework(
     lock_file = f"/opt/ngc/frameworks/{spec.name}/requirements.lock"
     text = env.get_template("framework.Dockerfile.j2").render(
         framework=framework.spec, image=view, layer_template=layer, **context,
-        pip_install=pip_install(lock_file, locked.pip),
+        **wheel_install(lock_file, locked.pip, context),
         apt_install=apt_install(locked.apt, framework.spec.apt_for(entry.variant)))
     return RenderedImage(spec, text, files)
+
+
+def wheel_install(lock_file: str, packages: list[PipPackage],
+                  context: dict[str, object]) -> dict[str, str | None]:
+    """The template's `pip_install` and `unpacked` (the venv tar it ADDs first, if any)."""
+    if context["platform"] == HOST_PLATFORM:
+        return {"pip_install": pip_install(lock_file, packages), "unpacked": None}
+    return {"pip_install": unpacked_install(lock_file),
+            "unpacked": VENV_TAR if packages else None}
 
 
 def probe_files(probe: Path) -> dict[str, bytes]:

@@ -24,6 +24,18 @@ def pip_install(lock_file: str, packages: list[PipPackage]) -> str:
             f"--trusted-host {BUILD_HOST_NAME} -r {lock_file} \\\n && {check}")
 
 
+# Another platform's wheels, installed on the build host (build/wheel_install.py) and their
+# bytecode compiled natively (build/host_compile.py), in this tar beside the Dockerfile, which
+# ADDs it: neither pip nor the compiler runs emulated. The base layer's tar is the venv itself.
+VENV_TAR = "venv.tar"
+
+
+def unpacked_install(lock_file: str) -> str:
+    """Shell text after `RUN ` once the venv tar is in: proof that the installed
+    distributions are the locked ones (the layer's only emulated Python)."""
+    return f"python -m ngc_runner.lockcheck {lock_file}"
+
+
 def apt_install(packages: list[AptPackage], requested: list[str]) -> str | None:
     """Shell text after `RUN ` for the locked .debs, None when the layer installs none."""
     if not packages:

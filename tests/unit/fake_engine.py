@@ -153,11 +153,13 @@ class FakeApi:
 
     def build(self, *, path: str, tag: str, labels: dict[str, str], rm: bool, forcerm: bool,
               pull: bool, decode: bool, nocache: bool, network_mode: str | None = None,
-              extra_hosts: dict[str, str] | None = None) -> Iterator[Chunk]:
+              extra_hosts: dict[str, str] | None = None,
+              platform: str | None = None) -> Iterator[Chunk]:
         engine = self.engine
         name = Path(path).name
         kwargs = {"rm": rm, "forcerm": forcerm, "pull": pull, "nocache": nocache,
-                  "network_mode": network_mode, "extra_hosts": extra_hosts}
+                  "network_mode": network_mode, "extra_hosts": extra_hosts,
+                  **({"platform": platform} if platform else {})}
         engine.calls.append(("build", name, tag, kwargs))
         engine.built_event(name).set()
         yield {"stream": f"Step 1/2 : FROM parent-of-{name}\n"}

@@ -73,7 +73,7 @@ def write_fake_lock(manifest: Path) -> Path:
 
 
 def arm(name: str) -> AptPackage:
-    return deb(name).model_copy(update={"arch": "arm64",
+    return deb(name).model_copy(update={"arch": "arm64", "sha256": sha(f"{name}=1.0 arm64"),
                                         "file": f"pool/main/{name[0]}/{name}_1.0_arm64.deb"})
 
 

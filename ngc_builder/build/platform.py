@@ -1,0 +1,58 @@
+"""Another platform's build context: the render's files, and its wheels installed on the
+build host into the venv tar its Dockerfile ADDs (build/wheel_install.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ngc_builder.build.host_compile import compile_natively, copy_venv
+from ngc_builder.build.wheel_install import VenvTree, WheelError, install_wheels
+from ngc_builder.errors import StepError
+from ngc_builder.lock.models import ImageLock, PipPackage
+from ngc_builder.render.contexts import RenderedImage
+from ngc_builder.render.installs import VENV_TAR
+from ngc_builder.services.engine import Engine
+from ngc_builder.services.streams import LineSink
+
+
+@dataclass(frozen=True)
+class HostStage:
+    """What the build host's own platform lends another platform's build: `image`, the host
+    platform's build of the same image (the same OS and Python), run through `engine`."""
+
+    engine: Engine
+    image: str
+    wheel_path: Callable[[PipPackage], Path]
+    tree: VenvTree
+
+
+def platform_context(rendered: RenderedImage, folder: Path, locked: ImageLock,
+                     stage: HostStage, sink: LineSink) -> Path:
+    """`folder/<name>.<arch>/`, ready to build: the base layer's venv, or the layer's wheels
+    installed and compiled; StepError names the image and what failed."""
+    target = rendered.write(folder, owned=True)
+    name = rendered.spec.name
+    if rendered.spec.kind == "base":
+        entries = copy_venv(stage.engine, stage.image, target / VENV_TAR, name)
+        sink(f"{rendered.platform}: the venv of {stage.image[:19]} ({entries} entries)")
+    elif locked.pip:
+        _install(rendered, locked, stage, target / VENV_TAR, sink)
+    return target
+
+
+def _install(rendered: RenderedImage, locked: ImageLock, stage: HostStage, tar: Path,
+             sink: LineSink) -> None:
+    name = rendered.spec.name
+    started = time.monotonic()
+    try:
+        done = install_wheels(locked.pip, stage.wheel_path, stage.tree, tar)
+    except WheelError as exc:
+        raise StepError(name, f"install {rendered.platform}", str(exc)) from None
+    compiled = compile_natively(stage.engine, stage.image, tar,
+                                stage.tree.site_packages.as_posix(), stage.tree.epoch, name)
+    sink(f"{rendered.platform}: {done.wheels} wheel(s) installed and {compiled} .pyc compiled "
+         f"on the build host ({done.files} files, {done.bytes / 1e6:.0f} MB) in "
+         f"{time.monotonic() - started:.1f} s")

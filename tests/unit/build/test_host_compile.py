@@ -1,0 +1,72 @@
+"""What the host platform's container gives back is read as hostile input: only .pyc files in
+__pycache__ folders under site-packages are appended (no `..`, no links, no other files), each
+root-owned and dated the lock's epoch; the venv copy keeps its links and re-roots at /opt."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from ngc_builder.build.host_compile import _append_pycs, _rerooted
+
+pytestmark = pytest.mark.unit
+
+SITE = PurePosixPath("/opt/venv/lib/python3.13/site-packages")
+
+
+def archive(*entries: tuple[str, bytes | None, str]) -> io.BytesIO:
+    """(name, content or None for a folder, link target or "")."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, content, link in entries:
+            info = tarfile.TarInfo(name)
+            if link:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+                tar.addfile(info)
+            elif content is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size, info.uid, info.mtime = len(content), 1000, 123456789
+                tar.addfile(info, io.BytesIO(content))
+    buffer.seek(0)
+    return buffer
+
+
+def names(path: Path) -> dict[str, tarfile.TarInfo]:
+    with tarfile.open(path) as tar:
+        return {entry.name: entry for entry in tar.getmembers()}
+
+
+def test_only_bytecode_in_pycache_is_appended(tmp_path: Path) -> None:
+    venv = tmp_path / "venv.tar"
+    with tarfile.open(venv, "w"):
+        pass
+    given = archive(("site-packages/jax/__pycache__", None, ""),
+                    ("site-packages/jax/__pycache__/core.cpython-313.pyc", b"pyc", ""),
+                    ("site-packages/jax/core.py", b"replaced source", ""),
+                    ("site-packages/jax/__pycache__/evil.pyc", None, "/etc/shadow"),
+                    ("site-packages/../../etc/__pycache__/x.pyc", b"out", ""),
+                    ("other/__pycache__/y.pyc", b"elsewhere", ""))
+    assert _append_pycs(given, venv, SITE, 86400) == 1
+    entries = names(venv)
+    assert set(entries) == {f"{str(SITE)[1:]}/jax/__pycache__",
+                            f"{str(SITE)[1:]}/jax/__pycache__/core.cpython-313.pyc"}
+    pyc = entries[f"{str(SITE)[1:]}/jax/__pycache__/core.cpython-313.pyc"]
+    assert (pyc.uid, pyc.mtime, pyc.mode) == (0, 86400, 0o644)
+
+
+def test_the_venv_copy_keeps_links_and_lands_under_opt(tmp_path: Path) -> None:
+    given = archive(("venv", None, ""), ("venv/bin/python", None, "python3"),
+                    ("venv/pyvenv.cfg", b"home = /usr/bin\n", ""),
+                    ("venv/../etc/passwd", b"root::0:0::/:/bin/sh\n", ""),
+                    ("elsewhere/x", b"", ""))
+    assert _rerooted(given, tmp_path / "venv.tar") == 3
+    entries = names(tmp_path / "venv.tar")
+    assert set(entries) == {"opt/venv", "opt/venv/bin/python", "opt/venv/pyvenv.cfg"}
+    assert entries["opt/venv/bin/python"].linkname == "python3"
+    assert entries["opt/venv/pyvenv.cfg"].mtime == 123456789  # pip's .pyc stay valid
+    assert entries["opt/venv/pyvenv.cfg"].uid == 0
