@@ -15,7 +15,7 @@ from ngc_builder.build.osrepro import locked_os_packages
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
-from ngc_builder.lock.diff import release_changes, summary
+from ngc_builder.lock.diff import platform_changes, release_changes, summary
 from ngc_builder.lock.models import (
     ImageLock,
     OsLock,
@@ -64,7 +64,10 @@ def lock_command(options: LockOptions, engine: Engine | None = None) -> int:
     if failures:
         return EXIT_FAILED  # the old lock stays: a half-resolved release cannot be built
     write_atomic(path, dump_lock(lock))
-    _report(path, lock, release_changes(previous, lock), options.as_json)
+    moved = platform_changes(previous, lock)
+    _report(path, lock, release_changes(previous, lock), options.as_json, moved)
+    if not options.as_json:
+        _report_platforms(lock, moved)
     return EXIT_OK
 
 
@@ -123,10 +126,13 @@ def _previous(path: Path) -> ReleaseLock | None:
 
 
 def _report(path: Path, lock: ReleaseLock, changes: dict[str, list[str]],
-            as_json: bool) -> None:
+            as_json: bool, moved: dict[str, dict[str, list[str]]]) -> None:
     if as_json:
         print(json.dumps({"lock": str(path), "changes": changes,
-                          "errors": {n: i.error for n, i in lock.images.items() if i.error}},
+                          "errors": {n: i.error for n, i in lock.images.items() if i.error},
+                          "platforms": {platform: {"images": sorted(closure.images),
+                                                   "changes": moved.get(platform, {})}
+                                        for platform, closure in sorted(lock.platforms.items())}},
                          indent=2))
         return
     print(f"wrote {path}")
@@ -140,8 +146,14 @@ def _report(path: Path, lock: ReleaseLock, changes: dict[str, list[str]],
         dated = datetime.fromtimestamp(entry.epoch, UTC).date()
         print(f"  os {name:<19} {len(entry.apt)} Debian packages ({entry.suite}, files dated "
               f"{dated})")
+
+
+def _report_platforms(lock: ReleaseLock, changes: dict[str, dict[str, list[str]]]) -> None:
+    """Each other platform's images, and what moved in them."""
     for platform, closure in sorted(lock.platforms.items()):
         print(f"  {platform}: " + ", ".join(
             f"{name} {len(image.pip)} wheels + {len(image.apt)} .debs" if not image.error
             else f"{name} not lockable: {image.error}" for name, image in closure.images.items())
             + "".join(f"; os {name} {len(entry.apt)} .debs" for name, entry in closure.os.items()))
+        for name, moved in changes.get(platform, {}).items():
+            print(f"  {'':<22} {name} changed: {summary(moved)}")

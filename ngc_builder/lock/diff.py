@@ -32,6 +32,18 @@ def release_changes(old: ReleaseLock | None, new: ReleaseLock) -> dict[str, list
     return {name: changes for name, changes in found.items() if changes}
 
 
+def platform_changes(old: ReleaseLock | None,
+                     new: ReleaseLock) -> dict[str, dict[str, list[str]]]:
+    """Per other platform of `new`, per image, its changes against `old`'s same platform."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for platform, closure in sorted(new.platforms.items()):
+        before = old.of_platform(platform).images if old else {}
+        changes = {name: package_changes(before.get(name), image)
+                   for name, image in sorted(closure.images.items())}
+        found[platform] = {name: listed for name, listed in changes.items() if listed}
+    return {platform: images for platform, images in found.items() if images}
+
+
 def summary(changes: list[str], limit: int = 6) -> str:
     shown = ", ".join(changes[:limit])
     more = len(changes) - limit

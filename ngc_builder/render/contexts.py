@@ -165,10 +165,12 @@ def _shown(filename: str | None, root: Path) -> str:
 
 def render_image(
     env: jinja2.Environment, loaded: LoadedRelease, spec: ImageSpec, parent_ref: str,
-    locked: ImageLock, platform: str = HOST_PLATFORM,
+    locked: ImageLock, platform: str = HOST_PLATFORM, emulated: bool = False,
 ) -> RenderedImage:
+    """`emulated`: another platform's image installed as the host's is, everything run
+    emulated (pip, venv): the benchmark's baseline, never a release's."""
     context = {"release": loaded.release.release, "parent_ref": parent_ref,
-               "base": loaded.bases[spec.base], "platform": platform}
+               "base": loaded.bases[spec.base], "platform": platform, "emulated": emulated}
     if spec.kind == "base":
         rendered = _render_base(env, spec, context, loaded, locked)
     elif spec.kind == "cuda":
@@ -189,7 +191,8 @@ def _render_base(
     requested = list(loaded.bases[spec.base].apt_packages)
     text = env.get_template("base.Dockerfile.j2").render(
         apt_install=apt_install(locked.apt, requested), **context,
-        unpacked=None if context["platform"] == HOST_PLATFORM else VENV_TAR)
+        unpacked=None if context["platform"] == HOST_PLATFORM or context.get("emulated")
+        else VENV_TAR)
     return RenderedImage(spec, text, files)
 
 
@@ -246,7 +249,7 @@ def _render_framework(
 def wheel_install(lock_file: str, packages: list[PipPackage],
                   context: dict[str, object]) -> dict[str, str | None]:
     """The template's `pip_install` and `unpacked` (the venv tar it ADDs first, if any)."""
-    if context["platform"] == HOST_PLATFORM:
+    if context["platform"] == HOST_PLATFORM or context.get("emulated"):
         return {"pip_install": pip_install(lock_file, packages), "unpacked": None}
     return {"pip_install": unpacked_install(lock_file),
             "unpacked": VENV_TAR if packages else None}

@@ -28,8 +28,9 @@ def platform_os_refs(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock
 
 
 def render_platform(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
-                    platform: str) -> list[RenderedImage]:
-    """The images of `plan` that ship `platform`, parents first."""
+                    platform: str, emulated: bool = False) -> list[RenderedImage]:
+    """The images of `plan` that ship `platform`, parents first (`emulated`: installed as
+    on the host platform, all of it emulated; bench/arm64_vs_amd64.py compares)."""
     env = environment(loaded.root)
     locked = lock.of_platform(platform).images
     os_refs = platform_os_refs(loaded, plan, lock, platform)
@@ -42,7 +43,7 @@ def render_platform(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
         try:
             done[spec.name] = render_image(env, loaded, spec, parent_ref,
                                            locked.get(spec.name) or ImageLock(inputs={}),
-                                           platform)
+                                           platform, emulated)
         except TEMPLATE_ERRORS as exc:
             raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
     return list(done.values())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.lock.diff import platform_changes
 from ngc_builder.lock.foreign import foreign_script
 from ngc_builder.lock.inputs import stale_problems
 from ngc_builder.lock.models import (
@@ -146,3 +147,18 @@ def test_the_foreign_resolver_tells_apt_the_architecture_and_its_own_status() ->
     assert "Dir::State::status=/tmp/ngc-empty-status" in script  # the OS closure, from nothing
     assert "Status: install ok installed" in script
     assert "'libgomp1'" in script or " libgomp1" in script
+
+
+def test_what_moved_on_another_platform_is_reported_by_image(
+        write_release: WriteRelease) -> None:
+    _, _, path = _written(write_release, ARM_JAX)
+    lock = load_lock(path)
+    assert lock is not None
+    arm = lock.platforms["linux/arm64"]
+    moved = arm.images["jax"].model_copy(update={"pip": [wheel("jax", "0.12.1")]})
+    newer = lock.model_copy(update={"platforms": {"linux/arm64": arm.model_copy(
+        update={"images": {**arm.images, "jax": moved}})}})
+    changes = platform_changes(lock, newer)
+    assert list(changes) == ["linux/arm64"] and list(changes["linux/arm64"]) == ["jax"]
+    assert "jax 0.12.0 -> 0.12.1" in changes["linux/arm64"]["jax"]
+    assert platform_changes(lock, lock) == {}
