@@ -7,7 +7,11 @@ time is printed side by side (docs/multiarch.md has the figures)."""
 
 from __future__ import annotations
 
+import json
+import secrets
+import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +26,12 @@ from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.prepare import Prepared, prepare
+from ngc_builder.publish.index import PlatformImage, push_index
+from ngc_builder.publish.push import transfer
 from ngc_builder.render.platforms import platform_os_refs, render_platform
+from ngc_builder.services.registry import parse_registry
 from tests.conftest import DATA, REPO
+from tests.integration.conftest import REGISTRY_HOST
 
 pytestmark = pytest.mark.integration
 
@@ -61,10 +69,17 @@ def _os_images(client: Any, prepared: Prepared) -> None:
                                                     lambda _: None)
 
 
+@dataclass(frozen=True)
+class Built:
+    prepared: Prepared
+    arm64: dict[str, str]  # image -> its arm64 build's id
+    amd64: dict[str, str]
+
+
 @pytest.fixture(scope="module")
 def built(docker_client: Any, locked_trixie_os: str,
-          tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, float, float]]:
-    """Per image: its arm64 image id, and the seconds of its amd64 and its arm64 build."""
+          tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """Each image built for both platforms; each one's two build times printed."""
     root = tmp_path_factory.mktemp("arm64")
     prepared = prepare(_project(root), None, stack_check=False)
     ui = Ui(root / "logs", show_logs=False)
@@ -75,7 +90,7 @@ def built(docker_client: Any, locked_trixie_os: str,
         ui.close()
     _os_images(docker_client, prepared)
     cache, arm = open_cache(default_root()), prepared.lock.of_platform(ARM)
-    found: dict[str, tuple[str, float, float]] = {}
+    found = Built(prepared, {}, {})
     for host, image in zip(prepared.rendered,
                            render_platform(prepared.loaded, prepared.plan, prepared.lock, ARM),
                            strict=True):
@@ -89,25 +104,55 @@ def built(docker_client: Any, locked_trixie_os: str,
         folder = platform_context(image, root / "context", arm.images[image.spec.name], stage,
                                   lambda _: None)
         arm64 = build_image(docker_client, image, folder, {}, lambda _: None, network=network)
-        found[image.spec.name] = (arm64.image_id, middle - started, time.monotonic() - middle)
+        found.arm64[image.spec.name] = arm64.image_id
+        found.amd64[image.spec.name] = amd64.image_id
         print(f"{image.spec.name}: amd64 {middle - started:.1f} s, arm64 "
               f"{time.monotonic() - middle:.1f} s")
     return found
 
 
-def test_every_layer_is_an_arm64_image(built: dict[str, tuple[str, float, float]],
-                                       docker_client: Any) -> None:
-    assert sorted(built) == ["base", "cuda-mini", "jax"]
-    for image_id, _, _ in built.values():
+def test_every_layer_is_an_arm64_image(built: Built, docker_client: Any) -> None:
+    assert sorted(built.arm64) == ["base", "cuda-mini", "jax"]
+    for image_id in built.arm64.values():
         assert docker_client.api.inspect_image(image_id)["Architecture"] == "arm64"
 
 
 def test_jax_runs_emulated_with_valid_bytecode_and_nothing_broken(
-        built: dict[str, tuple[str, float, float]], docker_client: Any) -> None:
-    image = built["jax"][0]
+        built: Built, docker_client: Any) -> None:
+    image = built.arm64["jax"]
     out = docker_client.containers.run(image, ["python", "-c", SMOKE], entrypoint=[],
                                        remove=True, platform=ARM).decode().split()
     assert out == ["aarch64", "6.0", "True"]
     checks = docker_client.containers.run(image, ["sh", "-c", "uname -m; pip check"],
                                           entrypoint=[], remove=True, platform=ARM).decode()
     assert checks.splitlines() == ["aarch64", "No broken requirements found."]
+
+
+def _run(*command: str) -> str:
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
+def test_one_tag_two_platforms_as_docker_and_another_client_see_it(
+        built: Built, docker_client: Any) -> None:
+    """Both builds pushed, one index at the release tag: plain `docker pull` gets amd64 here,
+    `--platform linux/arm64` gets arm64 and runs it emulated; `docker manifest inspect`
+    (the CLI's own registry client) lists both."""
+    registry = parse_registry(f"{REGISTRY_HOST}/arm-{secrets.token_hex(4)}")
+    spec = built.prepared.plan.get("jax")
+    pushed = [PlatformImage(platform, transfer(docker_client, spec, ids["jax"], registry,
+                                               f"{spec.tag}-rc1.{platform.split('/')[1]}",
+                                               lambda _: None))
+              for platform, ids in (("linux/amd64", built.amd64), (ARM, built.arm64))]
+    push_index(registry, "jax", spec.tag, pushed)
+    ref = spec.remote_ref(registry)
+    _run("docker", "pull", "-q", ref)
+    assert docker_client.api.inspect_image(ref)["Architecture"] == "amd64"
+    assert _run("docker", "run", "--rm", "--entrypoint", "uname", ref, "-m").strip() == "x86_64"
+    _run("docker", "pull", "-q", "--platform", ARM, ref)
+    assert docker_client.api.inspect_image(ref)["Architecture"] == "arm64"
+    assert _run("docker", "run", "--rm", "--platform", ARM, "--entrypoint", "uname", ref,
+                "-m").strip() == "aarch64"
+    listed = json.loads(_run("docker", "manifest", "inspect", "--insecure", ref))
+    assert sorted((entry["platform"]["architecture"], entry["digest"])
+                  for entry in listed["manifests"]) == sorted(
+        (image.platform.split("/")[1], image.digest) for image in pushed)

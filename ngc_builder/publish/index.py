@@ -1,0 +1,82 @@
+"""One tag, several platforms: an OCI image index over each platform's pushed manifest, the
+way other registry clients and `docker pull` (which picks the host's platform) read it.
+
+Every entry is checked before the index is written: the registry holds it in the same
+repository, it is one image (an index inside an index is refused), and its config says the
+platform the entry claims; an engine or registry that answers otherwise (an amd64 image where
+arm64 was built) leaves no index behind that would send a Grace node an `exec format error`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ngc_builder.publish.tags import content_digest
+from ngc_builder.services.registry import Manifest, Registry, RegistryError
+
+INDEX = "application/vnd.oci.image.index.v1+json"
+IMAGE_TYPES = ("application/vnd.oci.image.manifest.v1+json",
+               "application/vnd.docker.distribution.manifest.v2+json")
+MAX_CONFIG = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class PlatformImage:
+    platform: str  # linux/arm64
+    digest: str  # its manifest's, in the same repository
+
+
+def index_of(registry: Registry, name: str, images: list[PlatformImage]) -> Manifest:
+    """The index over `images` (sorted by platform), each entry checked."""
+    if len({image.platform for image in images}) != len(images) or not images:
+        raise RegistryError(f"{name}: an index needs each platform once, got "
+                            f"{[image.platform for image in images]}")
+    entries = [_entry(registry, name, image)
+               for image in sorted(images, key=lambda image: image.platform)]
+    body = json.dumps({"schemaVersion": 2, "mediaType": INDEX, "manifests": entries},
+                      separators=(",", ":")).encode()
+    return Manifest(body, INDEX, content_digest(body))
+
+
+def push_index(registry: Registry, name: str, tag: str, images: list[PlatformImage]) -> str:
+    """`name:tag` pointed at the index over `images`; its digest, as the registry holds it."""
+    index = index_of(registry, name, images)
+    registry.put_manifest(name, tag, index)
+    held = registry.manifest_digest(name, tag)
+    if held != index.digest:
+        raise RegistryError(f"{name}:{tag}: the registry holds {held}, not the index "
+                            f"{index.digest}")
+    return index.digest
+
+
+def platforms_of(registry: Registry, name: str, reference: str) -> dict[str, str]:
+    """platform -> manifest digest of the index at `reference` ({} when it is one image)."""
+    manifest = registry.get_manifest(name, reference)
+    if manifest is None:
+        raise RegistryError(f"{name}:{reference} is not in the registry")
+    if manifest.media_type != INDEX:
+        return {}
+    entries = json.loads(manifest.body).get("manifests") or []
+    return {f"{entry['platform']['os']}/{entry['platform']['architecture']}": entry["digest"]
+            for entry in entries if isinstance(entry.get("platform"), dict)}
+
+
+def _entry(registry: Registry, name: str, image: PlatformImage) -> dict[str, object]:
+    manifest = registry.get_manifest(name, image.digest)
+    if manifest is None:
+        raise RegistryError(f"{name}@{image.digest} is not in the registry")
+    if manifest.media_type not in IMAGE_TYPES or manifest.digest != image.digest:
+        raise RegistryError(f"{name}@{image.digest} is not one image ({manifest.media_type})")
+    config_digest = json.loads(manifest.body)["config"]["digest"]
+    config = registry.get_blob(name, config_digest)
+    if len(config) > MAX_CONFIG or content_digest(config) != config_digest:
+        raise RegistryError(f"{name}@{image.digest}: its config is not the one it names")
+    data = json.loads(config)
+    found = f"{data.get('os')}/{data.get('architecture')}"
+    if found != image.platform:
+        raise RegistryError(f"{name}@{image.digest} is a {found} image, not {image.platform}")
+    system, architecture = image.platform.split("/", 1)
+    return {"mediaType": manifest.media_type, "digest": image.digest,
+            "size": len(manifest.body),
+            "platform": {"architecture": architecture, "os": system}}

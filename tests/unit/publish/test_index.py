@@ -1,0 +1,87 @@
+"""The index over a tag's platforms: written only over manifests the registry holds in that
+repository, each one image whose config says the platform its entry claims."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ngc_builder.publish.index import INDEX, PlatformImage, index_of, platforms_of, push_index
+from ngc_builder.publish.tags import content_digest
+from ngc_builder.services.registry import Manifest, RegistryError
+from tests.unit.fake_engine import TableRegistry
+
+pytestmark = pytest.mark.unit
+
+IMAGE = "application/vnd.oci.image.manifest.v1+json"
+
+
+def held(registry: TableRegistry, architecture: str, name: str = "jax") -> str:
+    """An image manifest for `architecture` in the registry; its digest."""
+    config = json.dumps({"os": "linux", "architecture": architecture}).encode()
+    registry.blobs[(name, content_digest(config))] = config
+    body = json.dumps({"schemaVersion": 2, "mediaType": IMAGE, "layers": [],
+                       "config": {"digest": content_digest(config), "size": len(config)}}
+                      ).encode()
+    digest = content_digest(body)
+    registry.manifests[f"{name}@{digest}"] = Manifest(body, IMAGE, digest)
+    return digest
+
+
+def test_the_index_lists_each_platform_with_its_manifest() -> None:
+    registry = TableRegistry()
+    amd64, arm64 = held(registry, "amd64"), held(registry, "arm64")
+    digest = push_index(registry, "jax", "26.11-py3", [PlatformImage("linux/arm64", arm64),
+                                                      PlatformImage("linux/amd64", amd64)])
+    assert registry.tags[("jax", "26.11-py3")] == digest
+    index = index_of(registry, "jax", [PlatformImage("linux/amd64", amd64),
+                                       PlatformImage("linux/arm64", arm64)])
+    assert index.digest == digest and index.media_type == INDEX
+    entries = json.loads(index.body)["manifests"]
+    assert [(e["platform"]["architecture"], e["digest"]) for e in entries] == [
+        ("amd64", amd64), ("arm64", arm64)]
+    registry.manifests[f"jax@{digest}"] = index
+    assert platforms_of(registry, "jax", digest) == {"linux/amd64": amd64,
+                                                     "linux/arm64": arm64}
+
+
+def test_an_amd64_image_claimed_as_arm64_leaves_no_index() -> None:
+    registry = TableRegistry()
+    amd64 = held(registry, "amd64")
+    with pytest.raises(RegistryError, match="is a linux/amd64 image, not linux/arm64"):
+        push_index(registry, "jax", "26.11-py3", [PlatformImage("linux/arm64", amd64)])
+    assert ("jax", "26.11-py3") not in registry.tags
+
+
+def test_a_manifest_of_another_repository_or_none_is_refused() -> None:
+    registry = TableRegistry()
+    other = held(registry, "arm64", name="pytorch")
+    with pytest.raises(RegistryError, match="is not in the registry"):
+        index_of(registry, "jax", [PlatformImage("linux/arm64", other)])
+
+
+def test_an_index_inside_an_index_is_refused() -> None:
+    registry = TableRegistry()
+    amd64 = held(registry, "amd64")
+    inner = index_of(registry, "jax", [PlatformImage("linux/amd64", amd64)])
+    registry.manifests[f"jax@{inner.digest}"] = inner
+    with pytest.raises(RegistryError, match="is not one image"):
+        index_of(registry, "jax", [PlatformImage("linux/amd64", inner.digest)])
+
+
+def test_each_platform_once() -> None:
+    registry = TableRegistry()
+    amd64 = held(registry, "amd64")
+    with pytest.raises(RegistryError, match="each platform once"):
+        index_of(registry, "jax", [PlatformImage("linux/amd64", amd64)] * 2)
+
+
+def test_a_config_that_is_not_the_one_named_is_refused() -> None:
+    registry = TableRegistry()
+    arm64 = held(registry, "arm64")
+    manifest = registry.manifests[f"jax@{arm64}"]
+    config_digest = json.loads(manifest.body)["config"]["digest"]
+    registry.blobs[("jax", config_digest)] = b'{"os": "linux", "architecture": "arm64", "x": 1}'
+    with pytest.raises(RegistryError, match="its config is not the one it names"):
+        index_of(registry, "jax", [PlatformImage("linux/arm64", arm64)])
