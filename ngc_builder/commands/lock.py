@@ -19,6 +19,7 @@ from ngc_builder.lock.diff import platform_changes, release_changes, summary
 from ngc_builder.lock.models import (
     ImageLock,
     OsLock,
+    PlatformLock,
     ReleaseLock,
     dump_lock,
     load_lock,
@@ -110,11 +111,14 @@ def _kept(plan: ReleasePlan, previous: ReleaseLock | None, only: tuple[str, ...]
 
 
 def _kept_platforms(previous: ReleaseLock | None, kept: dict[str, ImageLock],
-                    only: tuple[str, ...]) -> dict[str, dict[str, ImageLock]]:
-    """With --only, the other platforms' entries of the images kept on the host's."""
+                    only: tuple[str, ...]) -> dict[str, PlatformLock]:
+    """With --only, the other platforms' entries of the images kept on the host's, and
+    their OS bases as they were locked (as the host's are)."""
     if not only or previous is None:
         return {}
-    return {platform: {name: image for name, image in closure.images.items() if name in kept}
+    return {platform: PlatformLock(images={name: image for name, image
+                                           in closure.images.items() if name in kept},
+                                   os=dict(closure.os))
             for platform, closure in previous.platforms.items()}
 
 

@@ -60,31 +60,33 @@ def engine_apt(loaded: LoadedRelease, plan: ReleasePlan, engine: Engine,
 
 def lock_platforms(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
                    apt_of: ForeignAptResolver, sink: LineSink, pip_of: PipOf = resolve_pip,
-                   kept: dict[str, dict[str, ImageLock]] | None = None,
+                   kept: dict[str, PlatformLock] | None = None,
                    ) -> dict[str, PlatformLock]:
     """Every other platform's closure, on top of `lock` (the host platform's, OS included);
-    `kept[platform]` entries are taken as they are."""
+    `kept[platform]`'s images and OS bases are taken as they are (`lock --only`)."""
     found: dict[str, PlatformLock] = {}
     for platform in platforms_of(plan):
         resolving = lock.model_copy(update={"platforms": {**found}})
         found[platform] = _lock_platform(loaded, plan, platform, resolving, apt_of, sink,
-                                         pip_of, (kept or {}).get(platform, {}))
+                                         pip_of, (kept or {}).get(platform))
     return found
 
 
 def _lock_platform(loaded: LoadedRelease, plan: ReleasePlan, platform: str,
                    lock: ReleaseLock, apt_of: ForeignAptResolver, sink: LineSink,
-                   pip_of: PipOf, kept: dict[str, ImageLock]) -> PlatformLock:
+                   pip_of: PipOf, kept: PlatformLock | None) -> PlatformLock:
+    kept = kept or PlatformLock(images={})
     specs = [spec for spec in plan.images if platform in spec.platforms]
-    bases = sorted({spec.base for spec in specs if spec.name not in kept})
+    bases = sorted({spec.base for spec in specs if spec.name not in kept.images})
     apt = {base: apt_of(base, platform) for base in bases}
-    closure = PlatformLock(images={}, os={base: OsLock(suite=lock.os[base].suite,
-                                                      epoch=lock.os[base].epoch,
-                                                      apt=apt[base].os)
-                                          for base in bases if base in lock.os})
+    fresh = {base: OsLock(suite=lock.os[base].suite, epoch=lock.os[base].epoch,
+                          apt=apt[base].os) for base in bases if base in lock.os}
+    used = {spec.base for spec in specs}
+    closure = PlatformLock(images={}, os={**fresh, **{name: entry for name, entry
+                                                      in kept.os.items() if name in used}})
     lock = lock.model_copy(update={"platforms": {**lock.platforms, platform: closure}})
     for spec in specs:  # parents first: an image's inputs name its parents' locks
-        closure.images[spec.name] = kept.get(spec.name) or _image_lock(
+        closure.images[spec.name] = kept.images.get(spec.name) or _image_lock(
             loaded, plan, spec, platform, lock, apt, sink, pip_of)
     return closure
 

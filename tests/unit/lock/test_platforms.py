@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.lock.diff import platform_changes
-from ngc_builder.lock.foreign import foreign_script
+from ngc_builder.lock.foreign import ForeignResolution, foreign_script
 from ngc_builder.lock.inputs import stale_problems
 from ngc_builder.lock.models import (
     PipPackage,
+    PlatformLock,
     dump_lock,
     load_lock,
 )
@@ -162,3 +163,31 @@ def test_what_moved_on_another_platform_is_reported_by_image(
     assert list(changes) == ["linux/arm64"] and list(changes["linux/arm64"]) == ["jax"]
     assert "jax 0.12.0 -> 0.12.1" in changes["linux/arm64"]["jax"]
     assert platform_changes(lock, lock) == {}
+
+
+def test_lock_only_keeps_the_other_images_and_the_os_of_each_platform(
+        write_release: WriteRelease) -> None:
+    _, _, path = _written(write_release, ARM_JAX)
+    previous = load_lock(path)
+    assert previous is not None
+    loaded = load_release(path.with_name("26.11.yaml"))
+    plan = plan_release(loaded)
+    before = previous.platforms["linux/arm64"]
+    kept = {"linux/arm64": PlatformLock(
+        images={name: image for name, image in before.images.items() if name != "jax"},
+        os=dict(before.os))}
+    resolved: list[str] = []
+
+    def pip_of(requirements: list[str], target: Target, parent: list[PipPackage],
+               pins: list[PipPackage]) -> list[PipPackage]:
+        resolved.append(requirements[0])
+        return pinned(requirements, target, parent)
+
+    def no_os(base_name: str, platform: str) -> ForeignResolution:
+        found = foreign_apt(loaded)(base_name, platform)
+        return ForeignResolution([arm("libc6-other")], found.apt)
+
+    again = lock_platforms(loaded, plan, previous, no_os, lambda _: None, pip_of, kept)
+    assert resolved == ["jax[cuda13]==0.12.0"]  # only the image asked for
+    assert again["linux/arm64"].images["base"] == before.images["base"]
+    assert again["linux/arm64"].os == before.os  # the OS as it was locked
