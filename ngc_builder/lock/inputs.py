@@ -119,6 +119,10 @@ def _platform_staleness(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseL
             where = ("platforms", platform, "images", spec.name)
             problems += [Problem(shown, value_line(text, where), ".".join(where), message)
                          for message in _image_staleness(loaded, plan, spec, lock, platform)]
+        if not wanted and not locked:  # an empty section: no image entry would name it
+            problems.append(Problem(shown, value_line(text, ("platforms", platform)),
+                                    f"platforms.{platform}",
+                                    f"no image of the manifest ships {platform}: lock again"))
         for name in sorted(set(locked) - {spec.name for spec in wanted}):
             where = ("platforms", platform, "images", name)
             problems.append(Problem(shown, value_line(text, where), ".".join(where),

@@ -13,13 +13,13 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.lock.where import value_line
-from ngc_builder.manifest.platforms import HOST_PLATFORM
+from ngc_builder.manifest.platforms import HOST_PLATFORM, OtherPlatform
 
 LOCK_FORMAT = 1
 T = TypeVar("T")
@@ -103,6 +103,15 @@ class ReleaseLock(Locked):
     images: dict[str, ImageLock]  # linux/amd64, the build host's platform
     os: dict[str, OsLock] = Field(default_factory=dict)  # OS base name -> its packages
     platforms: dict[str, PlatformLock] = Field(default_factory=dict)  # the other platforms
+
+    @field_validator("platforms")
+    @classmethod
+    def _known_platforms(cls, value: dict[str, PlatformLock]) -> dict[str, PlatformLock]:
+        strangers = sorted(set(value) - set(get_args(OtherPlatform)))
+        if strangers:
+            raise ValueError(f"{strangers[0]!r} is not a platform a lock holds besides "
+                             f"{HOST_PLATFORM} ({', '.join(get_args(OtherPlatform))})")
+        return value
 
     def for_image(self, name: str) -> ImageLock | None:
         return self.images.get(name)

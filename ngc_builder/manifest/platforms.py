@@ -12,6 +12,7 @@ from typing import Literal
 
 Platform = Literal["linux/amd64", "linux/arm64"]
 HOST_PLATFORM: Platform = "linux/amd64"
+OtherPlatform = Literal["linux/arm64"]  # what a lock's `platforms` may name
 DEFAULT_PLATFORMS: tuple[Platform, ...] = (HOST_PLATFORM,)
 # What pip's wheel tags and Debian's archive call each platform's machine.
 MACHINES: dict[str, str] = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}

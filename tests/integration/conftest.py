@@ -51,14 +51,20 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, check=False, cwd=REPO, timeout=3600)
 
 
-def make_ci_root(root: Path) -> Path:
-    """The repository's templates, bases and JAX, plus the broken-on-purpose framework."""
+def ci_project(root: Path) -> None:
+    """The repository's templates, bases and JAX, plus the broken-on-purpose framework, with
+    an empty releases/ for the test's manifest."""
     (root / "frameworks").mkdir(parents=True)
     (root / "releases").mkdir()
     for folder in ("templates", "base-images"):
         (root / folder).symlink_to(REPO / folder)
     (root / "frameworks" / "jax").symlink_to(REPO / "frameworks" / "jax")
     (root / "frameworks" / "broken").symlink_to(DATA / "frameworks" / "broken")
+
+
+def make_ci_root(root: Path) -> Path:
+    """The CI release and its committed lock in a `ci_project`."""
+    ci_project(root)
     manifest = root / "releases" / "ci.yaml"
     manifest.write_text((DATA / "releases" / "ci.yaml").read_text())
     copy_lock(manifest)

@@ -30,8 +30,8 @@ from ngc_builder.publish.index import PlatformImage, push_index
 from ngc_builder.publish.push import transfer
 from ngc_builder.render.platforms import platform_os_refs, render_platform
 from ngc_builder.services.registry import parse_registry
-from tests.conftest import DATA, REPO
-from tests.integration.conftest import REGISTRY_HOST
+from tests.conftest import DATA
+from tests.integration.conftest import REGISTRY_HOST, ci_project
 
 pytestmark = pytest.mark.integration
 
@@ -45,11 +45,7 @@ SMOKE = ("import importlib.util, os, platform, struct, jax, jax.numpy as jnp\n"
 
 
 def _project(root: Path) -> Path:
-    (root / "frameworks").mkdir(parents=True)
-    (root / "releases").mkdir()
-    for folder in ("templates", "base-images"):
-        (root / folder).symlink_to(REPO / folder)
-    (root / "frameworks" / "jax").symlink_to(REPO / "frameworks" / "jax")
+    ci_project(root)
     for name in ("ci-arm64.yaml", "ci-arm64.lock.json"):
         (root / "releases" / name).write_text((DATA / "releases" / name).read_text())
     return root / "releases" / "ci-arm64.yaml"

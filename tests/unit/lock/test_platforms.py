@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.errors import InputError
 from ngc_builder.lock.diff import platform_changes
 from ngc_builder.lock.foreign import ForeignResolution, foreign_script
 from ngc_builder.lock.inputs import stale_problems
@@ -191,3 +192,26 @@ def test_lock_only_keeps_the_other_images_and_the_os_of_each_platform(
     assert resolved == ["jax[cuda13]==0.12.0"]  # only the image asked for
     assert again["linux/arm64"].images["base"] == before.images["base"]
     assert again["linux/arm64"].os == before.os  # the OS as it was locked
+
+
+def test_a_lock_naming_a_platform_it_cannot_hold_is_refused_by_line(
+        write_release: WriteRelease) -> None:
+    _, _, path = _written(write_release, ARM_JAX)
+    path.write_text(path.read_text().replace('"linux/arm64": {', '"../../linux/evil": {'))
+    with pytest.raises(InputError) as caught:
+        load_lock(path)
+    problem = caught.value.problems[0]
+    assert problem.field == "platforms"
+    assert "'../../linux/evil' is not a platform a lock holds" in problem.message
+
+
+def test_a_platform_no_image_ships_is_stale_even_when_empty(
+        write_release: WriteRelease) -> None:
+    _, _, path = _written(write_release, ARM_JAX)
+    lock = load_lock(path)
+    assert lock is not None
+    empty = lock.model_copy(update={"platforms": {"linux/arm64": PlatformLock(images={})}})
+    amd64_only = load_release(write_release(GOOD_RELEASE, lock=False))
+    problems = stale_problems(amd64_only, plan_release(amd64_only), empty, path)
+    assert [(p.field, p.message) for p in problems] == [
+        ("platforms.linux/arm64", "no image of the manifest ships linux/arm64: lock again")]
