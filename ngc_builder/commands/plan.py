@@ -35,7 +35,8 @@ def plan_command(options: PlanOptions, engine: Engine | None = None,
     prepared = prepare(options.manifest, options.root, stack_check=False,
                        registry=registry or registry_option(options.registry))
     plan = prepared.plan
-    keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name(), prepared.lock)
+    keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name(), prepared.lock,
+                        prepared.platform_renders())
     stored = load_record(record_path(options.build_dir, plan.release)) or \
         earlier_record(options.build_dir, plan.release)
     record = stored.for_registry(plan.registry.address) if stored is not None else None

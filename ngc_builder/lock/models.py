@@ -116,6 +116,11 @@ class ReleaseLock(Locked):
     def for_image(self, name: str) -> ImageLock | None:
         return self.images.get(name)
 
+    def as_platform(self, platform: str) -> ReleaseLock:
+        """The lock as if `platform` were the only one (its images and OS bases)."""
+        closure = self.of_platform(platform)
+        return ReleaseLock(release=self.release, images=closure.images, os=closure.os)
+
     def of_platform(self, platform: str) -> PlatformLock:
         """The images and OS bases of `platform` (the top level's for the host's own)."""
         if platform == HOST_PLATFORM:

@@ -24,9 +24,8 @@ from pathlib import Path
 from ngc_builder.build.image import project_source
 from ngc_builder.build.osbase import Strategy, locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
-from ngc_builder.cache.store import default_root, open_cache
+from ngc_builder.cache.store import PackageCache, default_root, open_cache
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.manifest.platforms import others
 from ngc_builder.manifest.site import load_site, site_path, slurm_site
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
@@ -42,6 +41,7 @@ from ngc_builder.pipeline.release import (
 )
 from ngc_builder.pipeline.run import (
     ClusterValidation,
+    PlatformInputs,
     Run,
     RunInputs,
     RunPolicy,
@@ -55,11 +55,13 @@ from ngc_builder.pipeline.site_hosts import (
     ready_other_hosts,
     sweep_stale,
 )
+from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.keys import SigningKey, signing_key
 from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.lock import release_lock
 from ngc_builder.records.record import ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
+from ngc_builder.render.platforms import platform_os_refs
 from ngc_builder.services.engine import Engine, connect, gpu_mode
 from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate import baselines
@@ -101,7 +103,6 @@ class Host:
 def release_flow(options: ReleaseOptions, prepared: Prepared,
                  host: Host) -> ReleaseRecord | None:
     """The record of the run; None when the host stopped it before anything was built."""
-    _refuse_unbuilt_platforms(prepared)
     cluster = _cluster(options, prepared, host)
     release_dir = options.build_dir / prepared.plan.release
     with release_lock(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
@@ -117,19 +118,6 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
             return _run(options, prepared, services, mode)
         finally:
             ui.close()
-
-
-def _refuse_unbuilt_platforms(prepared: Prepared) -> None:
-    """A row that ships another platform is locked, planned and fetched for it, but not built
-    yet: the run stops before anything rather than publish its tag without that platform."""
-    planned = {spec.name for spec in prepared.plan.images}
-    problems = [prepared.loaded.source.problem(("images", index, "platforms"), (
-        f"{entry.image_name}: {', '.join(others(entry.platforms))} is locked and fetched, "
-        "but this ngc-builder does not build it yet (docs/multiarch.md)"))
-        for index, entry in enumerate(prepared.loaded.release.images)
-        if entry.image_name in planned and others(entry.platforms)]
-    if problems:
-        raise InputError(problems)
 
 
 def _signing() -> SigningKey:
@@ -215,9 +203,31 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
     os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
     policy = replace(options.policy, gpu_mode=mode,
                      aliases=tuple(prepared.loaded.release.aliases))
-    run_images(Run(run_inputs(prepared, options.build_dir, os_ids, network), policy, services,
-                   state), selected)
+    inputs = replace(run_inputs(prepared, options.build_dir, os_ids, network),
+                     platforms=ready_platforms(services.engine, prepared, selected, cache,
+                                               services.ui))
+    run_images(Run(inputs, policy, services, state), selected)
     return state.record
+
+
+def ready_platforms(engine: Engine, prepared: Prepared, selected: list[ImageSpec],
+                    cache: PackageCache, ui: Ui) -> dict[str, PlatformInputs]:
+    """Each other platform the selected images ship: its renders, lock and OS images (made
+    from its lock once, like the host's; a failure leaves the base layer to fail its build)."""
+    found = {}
+    for platform, renders in prepared.platform_renders().items():
+        closure = prepared.lock.of_platform(platform)
+        refs = platform_os_refs(prepared.loaded, prepared.plan, prepared.lock, platform)
+        wanted = [spec for spec in selected if platform in spec.platforms]
+        locked = {name: locked_bootstrap(entry, cache.deb_path)
+                  for name, entry in closure.os.items()}
+        made = obtain_os_images(engine, prepared.loaded, replace(prepared.plan, os_refs=refs),
+                                wanted, "bootstrap", ui, locked)
+        found[platform] = PlatformInputs(
+            renders=renders, lock=closure, wheel_path=cache.wheel_path,
+            os_images={name: os.ref for name, os in made.items() if os.image_id},
+            pythons={name: base.python for name, base in prepared.loaded.bases.items()})
+    return found
 
 
 def run_inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str],
@@ -227,7 +237,8 @@ def run_inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str]
     rendered = prepared.rendered_by_name()
     release_dir = build_dir / plan.release
     return RunInputs(
-        plan=plan, rendered=rendered, keys=release_keys(loaded, plan, rendered, prepared.lock),
+        plan=plan, rendered=rendered, keys=release_keys(loaded, plan, rendered, prepared.lock,
+                                                 prepared.platform_renders()),
         context_dir=release_dir / "context", report_dir=release_dir / "reports",
         os_image_ids=os_image_ids, revision=prepared.revision,
         source=project_source(loaded.root, loaded.release.source),

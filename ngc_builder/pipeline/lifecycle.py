@@ -18,6 +18,7 @@ from ngc_builder.errors import StepError, os_problem
 from ngc_builder.pipeline import judge, reuse
 from ngc_builder.pipeline.on_cluster import validate_on_cluster
 from ngc_builder.pipeline.parents import parent_image
+from ngc_builder.pipeline.platforms import build_platforms, push_platforms
 from ngc_builder.pipeline.provenance import attach_sbom, sign
 from ngc_builder.pipeline.run import ClusterValidation, Run
 from ngc_builder.pipeline.schedule import Ready
@@ -72,6 +73,7 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
     validate(run, spec, record)
     run.state.doing(spec.name, "size")
     size_gate(run, spec, record)
+    build_platforms(run, spec, record)  # a required one that fails stops the image here
     ready()  # children may build on it while it is pushed
     if run.policy.push:
         run.state.doing(spec.name, "push")
@@ -87,6 +89,7 @@ def _steps_on_cluster(run: Run, spec: ImageSpec, record: ImageRecord, ready: Rea
     only then children and release tags."""
     run.state.doing(spec.name, "size")
     size_gate(run, spec, record)
+    build_platforms(run, spec, record)
     run.state.doing(spec.name, "push")
     digest = push(run, spec, record)
     run.state.doing(spec.name, "validate")
@@ -213,11 +216,17 @@ def push(run: Run, spec: ImageSpec, record: ImageRecord) -> str:
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message
         raise
+    candidate = outcome.ref.rpartition(":")[2]
+    try:
+        digest = push_platforms(run, spec, record, outcome.digest, candidate)
+    except StepError as exc:
+        record.push.status, record.push.error = "failed", exc.message
+        raise
     record.push = record.push.model_copy(update={
-        "status": "ok", "ref": outcome.ref, "digest": outcome.digest, "image_id": image_id,
+        "status": "ok", "ref": outcome.ref, "digest": digest, "image_id": image_id,
         "seconds": round(outcome.seconds, 1), "error": None, "reused": not outcome.pushed})
     run.state.save()
-    return outcome.digest
+    return digest
 
 def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     run.state.doing(spec.name, "promote")

@@ -5,7 +5,7 @@ rendered from it. Fails fast, before a single layer is built."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngc_builder.build.image import project_revision
@@ -16,9 +16,11 @@ from ngc_builder.lock.deb_closure import cached_controls
 from ngc_builder.lock.inputs import shown_path, stale_problems, with_locked_os
 from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease, load_release
+from ngc_builder.manifest.platforms import others
 from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan, plan_release
 from ngc_builder.render.contexts import RenderedImage, render_release
+from ngc_builder.render.platforms import render_platform
 from ngc_builder.services.registry import HttpRegistry, Registry, parse_registry
 
 
@@ -31,9 +33,15 @@ class Prepared:
     # The project's revision when the templates were read: the `revision` label says what the
     # images were rendered from, not what the checkout became while the cache filled.
     revision: str = "unknown"
+    # Each other platform an image ships (`linux/arm64`) -> its renders, parents first.
+    platforms: dict[str, list[RenderedImage]] = field(default_factory=dict)
 
     def rendered_by_name(self) -> dict[str, RenderedImage]:
         return {image.spec.name: image for image in self.rendered}
+
+    def platform_renders(self) -> dict[str, dict[str, RenderedImage]]:
+        return {platform: {image.spec.name: image for image in renders}
+                for platform, renders in self.platforms.items()}
 
 
 def registry_option(address: str | None) -> HttpRegistry | None:
@@ -68,7 +76,9 @@ def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = No
     lock = fresh_lock(loaded, plan)
     plan = with_locked_os(plan, lock)
     revision = project_revision(loaded.root)
-    return Prepared(loaded, plan, lock, render_release(loaded, plan, lock), revision)
+    shipped = sorted({p for spec in plan.images for p in others(spec.platforms)})
+    return Prepared(loaded, plan, lock, render_release(loaded, plan, lock), revision,
+                    {p: render_platform(loaded, plan, lock, p) for p in shipped})
 
 
 def require_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,

@@ -9,6 +9,7 @@ from ngc_builder.cache.store import file_sha256
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import lock_path
+from ngc_builder.pipeline.platforms import shipped
 from ngc_builder.pipeline.run import Run
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.attest import Provenance, attest_image
@@ -53,6 +54,30 @@ def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> 
         raise StepError(spec.name, "sbom", str(exc)) from None
     record.push.sbom = sbom_tag(digest)
     run.ui.step(spec.name, f"SBOM {spec.remote_repository(run.registry)}:{record.push.sbom}")
+    _platform_sboms(run, spec, record)
+
+
+def _platform_sboms(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
+    """One SBOM per platform of an index, each from its own platform's lock (the index's
+    own SBOM above is the build host platform's)."""
+    lock = run.inputs.lock
+    if lock is None or record.push.host_digest is None:
+        return
+    engine = run.engine_for(spec.name)
+    try:
+        if check_sbom(run.registry, spec.name, record.push.host_digest) is not None:
+            push_sbom(run.registry, spec.name, record.push.host_digest, image_sbom(
+                spec.name, run.inputs.plan, lock, record.push.host_digest,
+                licences_in_image(engine, record.build.image_id or ""), None))
+        for platform, entry in shipped(record).items():
+            if entry.digest is None or check_sbom(run.registry, spec.name, entry.digest) is None:
+                continue
+            push_sbom(run.registry, spec.name, entry.digest, image_sbom(
+                spec.name, run.inputs.plan, lock.as_platform(platform), entry.digest,
+                licences_in_image(engine, entry.build.image_id or ""), None))
+    except (SbomError, RegistryError) as exc:
+        record.push.status, record.push.error = "failed", f"sbom: {exc}"
+        raise StepError(spec.name, "sbom", str(exc)) from None
 
 
 def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
@@ -70,11 +95,21 @@ def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
         record.push.attestation = attest_image(run.registry, spec.name,
                                                provenance(run, spec, record, digest), key)
         publish_referrers(run.registry, spec.name, digest)  # for tools without cosign
+        for each in platform_digests(record):  # an index's entries are signed one by one
+            sign_image(run.registry, spec.name, each, key)
     except RegistryError as exc:
         record.push.status, record.push.error = "failed", f"sign: {exc}"
         raise StepError(spec.name, "sign", str(exc)) from None
     run.ui.step(spec.name, f"signed {spec.remote_repository(run.registry)}:"
                 f"{record.push.signature}")
+
+
+def platform_digests(record: ImageRecord) -> list[str]:
+    """The manifests an index holds (none when the image ships one platform)."""
+    if record.push.host_digest is None:
+        return []
+    return [record.push.host_digest, *(entry.digest for entry in shipped(record).values()
+                                       if entry.digest is not None)]
 
 
 def provenance(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> Provenance:

@@ -11,10 +11,18 @@ import requests
 
 from ngc_builder.build import packages
 from ngc_builder.errors import StepError
+from ngc_builder.manifest.platforms import HOST_PLATFORM, others
 from ngc_builder.pipeline.adopt import published_labels, published_validation
 from ngc_builder.pipeline.run import Run
-from ngc_builder.plan.dag import ImageSpec
-from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
+from ngc_builder.plan.dag import ImageSpec, optional_platform
+from ngc_builder.publish.index import platforms_of
+from ngc_builder.records.record import (
+    BuildRecord,
+    ImageRecord,
+    PlatformRecord,
+    PushRecord,
+    ValidationRecord,
+)
 from ngc_builder.services.engine import Engine, find_built
 from ngc_builder.services.registry import RegistryError
 from ngc_builder.services.retry import RetryPolicy
@@ -28,7 +36,8 @@ def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
     key = run.inputs.keys[spec.name]
     wanted = run.policy.push and run.policy.reuse_published
     digest = _published_digest(run, spec) if wanted else None
-    if digest is None:
+    held = None if digest is None else _published_platforms(run, spec, digest)
+    if digest is None or held is None:
         return None
     same = record.build.key == key.key
     gpu_checked = same and record.validation.gpu_mode == "required"
@@ -40,7 +49,30 @@ def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
     run.ui.step(spec.name, f"unchanged: registry holds {key.tag[:16]}... at {digest}")
     record.push = record.push.model_copy(update={"status": "ok", "digest": digest,
                                                  "reused": True, "error": None})
+    for platform, found in held.items():
+        entry = record.platforms.setdefault(platform, PlatformRecord())
+        entry.digest, entry.left_out = found, None
     return digest
+
+
+def _published_platforms(run: Run, spec: ImageSpec, digest: str) -> dict[str, str] | None:
+    """platform -> manifest of each other platform the published index holds; None when it
+    lacks one the image must ship (then it is built again, all of it)."""
+    if not others(spec.platforms):
+        return {}
+    try:
+        held = platforms_of(run.registry, spec.name, digest)
+    except RegistryError as exc:
+        run.ui.step(spec.name, f"cannot read the published index ({exc})")
+        return None
+    required = [p for p in others(spec.platforms)
+                if not optional_platform(run.inputs.plan, spec, p)]
+    missing = [platform for platform in required if platform not in held]
+    if missing:
+        run.ui.step(spec.name, f"the registry's {digest[:19]} lacks {', '.join(missing)}")
+        return None
+    return {platform: found for platform, found in held.items() if platform in spec.platforms
+            and platform != HOST_PLATFORM}
 
 def _adopt(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     """The record of an image another run published: its labels and attested validation
@@ -151,15 +183,19 @@ def ensure_local(run: Run, engine: Engine, spec: ImageSpec, record: ImageRecord)
     record.build.image_id = pull(run, engine, spec, record.push.digest)
     return record.build.image_id
 
-def pull(run: Run, engine: Engine, spec: ImageSpec, digest: str) -> str:
-    """The published image pulled by digest onto `engine`, tagged as its candidate ref."""
+def pull(run: Run, engine: Engine, spec: ImageSpec, digest: str, local_ref: str | None = None,
+         platform: str | None = None) -> str:
+    """The published image pulled by digest onto `engine`, tagged as its candidate ref (or
+    `local_ref`: another platform's, pulled as `platform`)."""
     reference = f"{spec.remote_repository(run.registry)}@{digest}"
     run.ui.step(spec.name, f"pulling {reference}")
+    options = {"platform": platform} if platform else {}
     try:
         sink = run.ui.sink(spec.name)
         RetryPolicy.from_env(say=sink).call(f"pull {reference}", lambda: consume_pull(
-            engine.api.pull(reference, stream=True, decode=True), sink))
-        repository, _, tag = run.inputs.rendered[spec.name].local_ref.rpartition(":")
+            engine.api.pull(reference, stream=True, decode=True, **options), sink))
+        local = local_ref or run.inputs.rendered[spec.name].local_ref
+        repository, _, tag = local.rpartition(":")
         engine.api.tag(reference, repository, tag)
         return str(engine.api.inspect_image(reference)["Id"])
     except (StreamError, docker.errors.DockerException, requests.RequestException) as exc:

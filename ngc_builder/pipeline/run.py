@@ -5,11 +5,12 @@ shared by the worker threads under a lock)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ngc_builder.cache.network import BuildNetwork
-from ngc_builder.lock.models import ReleaseLock
+from ngc_builder.lock.models import PipPackage, PlatformLock, ReleaseLock
 from ngc_builder.manifest.site import SlurmSite
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.hosts import BuildHost, BuildHosts, one_host
@@ -21,6 +22,17 @@ from ngc_builder.render.keys import ImageKey
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Registry
 from ngc_builder.services.slurm import SlurmCluster
+
+
+@dataclass(frozen=True)
+class PlatformInputs:
+    """What the run builds for another platform (`linux/arm64`) on this host."""
+
+    renders: dict[str, RenderedImage]  # image -> its render for the platform
+    lock: PlatformLock
+    os_images: dict[str, str]  # OS base name -> the local image of the platform's OS lock
+    wheel_path: Callable[[PipPackage], Path]  # the package cache's file of a locked wheel
+    pythons: dict[str, str]  # OS base name -> its venv's Python (X.Y)
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,7 @@ class RunInputs:
     lock: ReleaseLock | None = None  # what every image installs (its SBOM is made from it)
     lock_errors: dict[str, str] = field(default_factory=dict)  # images the lock could not resolve
     manifest: Path | None = None  # the release manifest (its lock beside it): attested
+    platforms: dict[str, PlatformInputs] = field(default_factory=dict)  # the other platforms
 
 
 @dataclass(frozen=True)

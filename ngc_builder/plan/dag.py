@@ -191,3 +191,22 @@ def _framework_spec(loaded: LoadedRelease, entry: ImageEntry) -> ImageSpec:
         parent = f"cuda-{entry.stack}"
         labels.update(stack_labels(entry.stack, loaded.release.cuda_stacks[entry.stack]))
     return ImageSpec(name, "framework", parent, release, base_name, labels, entry.stack, entry)
+
+
+def optional_platform(plan: ReleasePlan, spec: ImageSpec, platform: str) -> bool:
+    """May `spec` ship without `platform`? A framework says so in `optional_platforms`; a
+    shared layer may when every image above it that ships the platform may."""
+    if spec.entry is not None:
+        return platform in spec.entry.optional_platforms
+    above = [image.entry for image in plan.images if image.entry is not None
+             and platform in image.entry.platforms and spec.name in ancestors(plan, image)]
+    return bool(above) and all(platform in entry.optional_platforms for entry in above)
+
+
+def ancestors(plan: ReleasePlan, spec: ImageSpec) -> set[str]:
+    """The names of the layers `spec` is built on."""
+    found, parent = set(), spec.parent
+    while parent is not None:
+        found.add(parent)
+        parent = plan.get(parent).parent
+    return found

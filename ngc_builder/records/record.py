@@ -55,7 +55,8 @@ class ValidationRecord(BaseModel):
 class PushRecord(BaseModel):
     status: StepStatus = "pending"
     ref: str | None = None  # the candidate (staging) tag
-    digest: str | None = None
+    digest: str | None = None  # an index's when the image ships several platforms
+    host_digest: str | None = None  # then: the build host platform's own manifest in it
     image_id: str | None = None
     seconds: float | None = None
     error: str | None = None
@@ -68,6 +69,18 @@ class PushRecord(BaseModel):
     attestation: str | None = None  # the tag of its SLSA provenance attestation, beside it
 
 
+class PlatformRecord(BaseModel):
+    """Another platform of an image (`linux/arm64`): built on the build host, validated under
+    emulation, pushed beside the host platform's image under one index."""
+
+    build: BuildRecord = Field(default_factory=BuildRecord)
+    validation: ValidationRecord = Field(default_factory=ValidationRecord)
+    digest: str | None = None  # its manifest's, an entry of the image's index
+    emulated: bool = True  # validated under QEMU on a host of another platform
+    # An optional platform that failed: the image shipped without it, and why.
+    left_out: str | None = None
+
+
 class ImageRecord(BaseModel):
     name: str
     kind: str
@@ -77,11 +90,15 @@ class ImageRecord(BaseModel):
     build: BuildRecord = Field(default_factory=BuildRecord)
     validation: ValidationRecord = Field(default_factory=ValidationRecord)
     push: PushRecord = Field(default_factory=PushRecord)
+    # The platforms other than the build host's, each with its own build and validation.
+    platforms: dict[str, PlatformRecord] = Field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
         steps = (self.build.status, self.validation.status, self.push.status)
-        return "failed" in steps or "blocked" in steps
+        return "failed" in steps or "blocked" in steps or any(
+            "failed" in (entry.build.status, entry.validation.status)
+            for entry in self.platforms.values() if entry.left_out is None)
 
     @property
     def outcome(self) -> str:

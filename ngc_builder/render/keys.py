@@ -60,13 +60,17 @@ def os_key(loaded: LoadedRelease, base_name: str, os_ref: str) -> str:
 
 
 def image_key(rendered: RenderedImage, parent_key: str,
-              locked: dict[str, str] | None = None) -> ImageKey:
+              locked: dict[str, str] | None = None,
+              platforms: dict[str, str] | None = None) -> ImageKey:
     body = "".join(line for line in rendered.dockerfile.splitlines(keepends=True)
                    if not line.lstrip().upper().startswith("FROM "))
     files = {name: sha256(content) for name, content in sorted(rendered.files.items())}
     labels = dict(sorted(rendered.spec.labels.items()))
-    whole = json.dumps({"dockerfile": sha256(rendered.dockerfile.encode()), "files": files,
-                        "labels": labels, "parent": parent_key}, sort_keys=True)
+    parts: dict[str, Any] = {"dockerfile": sha256(rendered.dockerfile.encode()),
+                             "files": files, "labels": labels, "parent": parent_key}
+    if platforms:  # an image of the host platform alone keeps the key it always had
+        parts["platforms"] = platforms
+    whole = json.dumps(parts, sort_keys=True)
     # The lock reaches the key through the Dockerfile and requirements.lock; `locked` only
     # lets a plan say which packages moved.
     return ImageKey(sha256(whole.encode()), sha256(body.encode()), files, labels, parent_key,
@@ -76,15 +80,34 @@ def image_key(rendered: RenderedImage, parent_key: str,
 def release_keys(
     loaded: LoadedRelease, plan: ReleasePlan, rendered: dict[str, RenderedImage],
     lock: ReleaseLock | None = None,
+    other_platforms: dict[str, dict[str, RenderedImage]] | None = None,
 ) -> dict[str, ImageKey]:
-    """Keys of every planned image, parents first (plan order is build order)."""
+    """Keys of every planned image, parents first (plan order is build order). An image that
+    ships other platforms (`other_platforms`: platform -> its renders) hashes each one's
+    render and lock too: an arm64 wheel that moves alone changes the key."""
     keys: dict[str, ImageKey] = {}
     for spec in plan.images:
         parent = (os_key(loaded, spec.base, plan.os_ref(spec)) if spec.parent is None
                   else keys[spec.parent].key)
         locked = versions(lock.for_image(spec.name)) if lock is not None else None
-        keys[spec.name] = image_key(rendered[spec.name], parent, locked)
+        parts = {platform: platform_part(renders[spec.name], lock)
+                 for platform, renders in sorted((other_platforms or {}).items())
+                 if spec.name in renders and lock is not None}
+        keys[spec.name] = image_key(rendered[spec.name], parent, locked, parts)
     return keys
+
+
+def platform_part(rendered: RenderedImage, lock: ReleaseLock) -> str:
+    """What one other platform adds to an image's key: its render, its locked packages and,
+    for a base layer, its OS lock."""
+    closure = lock.of_platform(rendered.platform)
+    entry = closure.images.get(rendered.spec.name)
+    os_lock = closure.os.get(rendered.spec.base) if rendered.spec.parent is None else None
+    return sha256(json.dumps({
+        "dockerfile": sha256(rendered.dockerfile.encode()),
+        "files": {name: sha256(content) for name, content in sorted(rendered.files.items())},
+        "lock": None if entry is None else entry.model_dump(mode="json"),
+        "os": None if os_lock is None else os_lock.digest()}, sort_keys=True).encode())
 
 
 def changes(previous: dict[str, Any] | None, current: ImageKey,

@@ -44,6 +44,21 @@ def unprivileged_flags() -> str:
                      *(f"--tmpfs {path}:{options}" for path, options in TMPFS.items())])
 
 
+# Another platform's image runs under QEMU's user-mode emulator. Its default `max` CPU model
+# makes XLA's compiled matmuls return wrong numbers (relative error ~1.1, seen with QEMU 10);
+# Neoverse N2 is the model QEMU offers closest to Grace's Neoverse V2 (Armv9, SVE2 128-bit),
+# and computes them right. Emulation is 10-30x slower: the runner gets a longer budget.
+EMULATED_CPU = {"linux/arm64": "neoverse-n2"}
+EMULATED_TIMEOUT_FACTOR = 3
+
+
+def emulation_environment(platform: str | None) -> dict[str, str]:
+    """What a container of `platform` needs on this host: {} for the host's own."""
+    if platform is None or platform not in EMULATED_CPU:
+        return {}
+    return {"QEMU_CPU": EMULATED_CPU[platform]}
+
+
 @dataclass(frozen=True)
 class ValidationOutcome:
     report: RunReport
@@ -55,13 +70,18 @@ class ValidationOutcome:
 def validate_image(
     engine: Engine, ref: str, expected_labels: dict[str, str], gpu_mode: str, out_dir: Path,
     name: str, timeout: int = 1800, baselines: dict[str, Any] | None = None,
+    platform: str | None = None,
 ) -> ValidationOutcome:
+    """`platform`: another platform's image, run emulated (None: the host's)."""
     started = time.monotonic()
-    environment = runner_environment(gpu_mode, baselines)
+    environment = {**runner_environment(gpu_mode, baselines), **emulation_environment(platform)}
+    if platform is not None:
+        timeout *= EMULATED_TIMEOUT_FACTOR
     try:
-        stdout, stderr, status = run_runner(engine, ref, gpu_mode, timeout, environment)
+        stdout, stderr, status = run_runner(engine, ref, gpu_mode, timeout, environment,
+                                            platform)
         labels = check_labels(engine, ref, expected_labels)
-        entrypoint = check_entrypoint(engine, ref)
+        entrypoint = check_entrypoint(engine, ref, platform)
     except requests.ConnectionError as exc:
         raise StepError(name, "validate", "the engine went away mid-validation (stopped or "
                         f"restarted?): {connection_reason(exc)}") from None
@@ -70,7 +90,10 @@ def validate_image(
         raise StepError(name, "validate", f"{exc.__class__.__name__}: {exc}") from None
     report = parse_report(stdout, stderr, status, gpu_mode)
     report.checks[0:0] = [labels, entrypoint]
-    report.environment["docker_command"] = docker_command(ref, gpu_mode, environment)
+    report.environment["docker_command"] = docker_command(ref, gpu_mode, environment, platform)
+    if platform is not None:
+        report.environment["platform"] = platform
+        report.environment["emulated"] = f"QEMU user-mode, CPU model {environment['QEMU_CPU']}"
     json_path, junit_path = write_reports(report, out_dir, name, ref, stderr)
     return ValidationOutcome(report, json_path, junit_path, time.monotonic() - started)
 
@@ -84,9 +107,11 @@ def runner_environment(gpu_mode: str, baselines: dict[str, Any] | None) -> dict[
     return environment
 
 
-def docker_command(ref: str, gpu_mode: str, environment: dict[str, str]) -> str:
+def docker_command(ref: str, gpu_mode: str, environment: dict[str, str],
+                   platform: str | None = None) -> str:
     """The `docker run` equivalent of what validate did, for a person to repeat it."""
     parts = ["docker run --rm", "--gpus all" if gpu_mode == "required" else "",
+             f"--platform {platform}" if platform else "",
              f"--shm-size {SHM_SIZE} --network none {unprivileged_flags()}",
              *(f"-e {key}={shlex.quote(value)}" for key, value in sorted(environment.items())
                if key != "NGC_BASELINES"), ref, *RUNNER_COMMAND]
@@ -95,13 +120,14 @@ def docker_command(ref: str, gpu_mode: str, environment: dict[str, str]) -> str:
 
 def run_runner(
     engine: Engine, ref: str, gpu_mode: str, timeout: int,
-    environment: dict[str, str] | None = None,
+    environment: dict[str, str] | None = None, platform: str | None = None,
 ) -> tuple[str, str, int]:
     requests = ([docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
                 if gpu_mode == "required" else [])
+    options: dict[str, Any] = {"platform": platform} if platform else {}
     return run_unprivileged(engine, ref, RUNNER_COMMAND, timeout,
                             environment=environment or {"NGC_GPU": gpu_mode},
-                            device_requests=requests, shm_size=SHM_SIZE)
+                            device_requests=requests, shm_size=SHM_SIZE, **options)
 
 
 def run_unprivileged(engine: Engine, ref: str, command: list[str], timeout: int,
@@ -127,9 +153,12 @@ ENTRY_STDOUT = "a b|$HOME|*|"
 ENTRY_STATUS = 7
 
 
-def check_entrypoint(engine: Engine, ref: str) -> CheckResult:
+def check_entrypoint(engine: Engine, ref: str, platform: str | None = None) -> CheckResult:
     """T0: the image's entrypoint prints its banner on stderr and runs the command unchanged."""
-    stdout, stderr, status = run_unprivileged(engine, ref, ENTRY_PROBE, 120)
+    emulated: dict[str, Any] = {"platform": platform,
+                                "environment": emulation_environment(platform)} if platform else {}
+    stdout, stderr, status = run_unprivileged(
+        engine, ref, ENTRY_PROBE, 120 * (EMULATED_TIMEOUT_FACTOR if platform else 1), **emulated)
     evidence = {"command": ENTRY_PROBE, "status": status, "stdout": stdout[-300:],
                 "banner": stderr[-1500:]}
     problems = entrypoint_problems(status, stdout, stderr)

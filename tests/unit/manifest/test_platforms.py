@@ -7,16 +7,14 @@ import pytest
 
 from ngc_builder.commands.plan import PlanOptions, plan_command
 from ngc_builder.errors import InputError
-from ngc_builder.lock.models import ReleaseLock
 from ngc_builder.manifest.load import load_release
-from ngc_builder.pipeline.flow import _refuse_unbuilt_platforms
-from ngc_builder.pipeline.prepare import Prepared
-from ngc_builder.plan.dag import plan_release
+from ngc_builder.plan.dag import ancestors, optional_platform, plan_release
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.locks import write_platform_lock
 
 pytestmark = pytest.mark.unit
+ARM = "linux/arm64"
 
 
 def jax_row(extra: str) -> str:
@@ -68,13 +66,17 @@ def test_plan_shows_each_image_s_platforms(write_release: WriteRelease,
     assert rows["jax"].endswith("[linux/amd64, linux/arm64]")
 
 
-def test_a_release_stops_before_anything_when_a_platform_cannot_be_built(
+def test_a_shared_layer_may_go_without_a_platform_only_when_every_image_above_may(
         write_release: WriteRelease) -> None:
-    loaded = load_release(write_release(jax_row("    platforms: [linux/amd64, linux/arm64]\n"),
-                                        lock=False))
-    prepared = Prepared(loaded, plan_release(loaded), ReleaseLock(release="26.11", images={}), [])
-    with pytest.raises(InputError) as caught:
-        _refuse_unbuilt_platforms(prepared)
-    assert [str(p) for p in caught.value.problems] == [
-        "releases/26.11.yaml:26: images[1].platforms: jax: linux/arm64 is locked and fetched, "
-        "but this ngc-builder does not build it yet (docs/multiarch.md)"]
+    """The failure policy's reading of `optional_platforms` (pipeline/platforms.py)."""
+    both = "    platforms: [linux/amd64, linux/arm64]\n"
+    required = plan_release(load_release(write_release(jax_row(both), lock=False)))
+    optional = plan_release(load_release(write_release(
+        jax_row(both + "    optional_platforms: [linux/arm64]\n"), lock=False)))
+    verdicts = {name: (optional_platform(required, required.get(name), ARM),
+                       optional_platform(optional, optional.get(name), ARM))
+                for name in ("base", "jax")}
+    assert verdicts == {"base": (False, True), "jax": (False, True)}
+    pytorch = optional.get("pytorch")  # ships amd64 alone: nothing of arm64 is its to drop
+    assert not optional_platform(optional, pytorch, ARM)
+    assert ancestors(optional, optional.get("jax")) >= {"base"}

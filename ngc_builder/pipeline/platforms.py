@@ -1,0 +1,193 @@
+"""An image's other platforms (`linux/arm64`) inside its release run. Once the build host's
+own image passed validation and the size gate, each other platform is built on this host
+(build/platform.py: wheels installed here, only maintainer scripts and bytecode emulated),
+validated under emulation, and after the push the candidate tag becomes one index over them.
+
+A required platform that fails keeps the whole image out of the release: nothing of it is
+pushed, and the images built on it are blocked. A platform the manifest lists in
+`optional_platforms` is left out instead: the image ships without it, the record and the
+release notes say why.
+"""
+
+from __future__ import annotations
+
+from ngc_builder.build.image import build_image
+from ngc_builder.build.platform import HostStage, platform_context
+from ngc_builder.build.wheel_install import VenvTree
+from ngc_builder.clock import now
+from ngc_builder.errors import StepError
+from ngc_builder.lock.models import ImageLock
+from ngc_builder.manifest.platforms import HOST_PLATFORM, others
+from ngc_builder.pipeline import reuse
+from ngc_builder.pipeline.run import PlatformInputs, Run
+from ngc_builder.plan.dag import ImageSpec, optional_platform
+from ngc_builder.publish.index import PlatformImage, push_index
+from ngc_builder.publish.push import step_errors, transfer
+from ngc_builder.records.record import (
+    BuildRecord,
+    ImageRecord,
+    PlatformRecord,
+    ValidationRecord,
+)
+from ngc_builder.services.engine import KEY_LABEL, find_built
+from ngc_builder.validate.evidence import tier_verdicts
+from ngc_builder.validate.image import validate_image
+
+
+def build_platforms(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
+    """Each other platform of `spec` built and validated; StepError when a required one
+    failed (the push is then blocked), a note when an optional one is left out."""
+    for platform in others(spec.platforms):
+        entry = record.platforms.setdefault(platform, PlatformRecord())
+        entry.left_out = None
+        try:
+            run.state.doing(spec.name, f"build {platform}")
+            _build(run, spec, record, platform, entry)
+            run.state.doing(spec.name, f"validate {platform}")
+            _validate(run, spec, record, platform, entry)
+        except StepError as exc:
+            _failed(run, spec, record, platform, exc)
+        finally:
+            run.state.save()
+
+
+def shipped(record: ImageRecord) -> dict[str, PlatformRecord]:
+    """The other platforms this image ships: built, validated, not left out."""
+    return {platform: entry for platform, entry in record.platforms.items()
+            if entry.left_out is None and entry.validation.verdict == "pass"}
+
+
+def _failed(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
+            exc: StepError) -> None:
+    reason = f"{exc.step}: {exc.message}"
+    if optional_platform(run.inputs.plan, spec, platform):
+        record.platforms[platform].left_out = reason
+        run.ui.problem(spec.name, f"{platform} left out (optional_platforms): {reason}")
+        return
+    record.push.status, record.push.error = "blocked", f"{platform} did not pass: {reason}"
+    raise StepError(spec.name, exc.step, exc.message)
+
+
+def _inputs(run: Run, spec: ImageSpec, platform: str) -> PlatformInputs:
+    inputs = run.inputs.platforms.get(platform)
+    if inputs is None or spec.name not in inputs.renders:
+        raise StepError(spec.name, f"build {platform}", f"no {platform} render or lock")
+    return inputs
+
+
+def _build(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
+           entry: PlatformRecord) -> None:
+    inputs = _inputs(run, spec, platform)
+    key = run.inputs.keys[spec.name].key
+    engine = run.engine_for(spec.name)
+    if entry.build.status == "ok" and entry.build.key == key and entry.build.image_id \
+            and reuse.exists(engine, entry.build.image_id):
+        run.ui.step(spec.name, f"{platform}: unchanged, reusing {entry.build.image_id}")
+        entry.build.reused = True
+        return
+    _parent_for(run, spec, platform)
+    entry.build = BuildRecord(status="pending", key=key, created=now(),
+                              log=str(run.ui.log_path(spec.name)))
+    entry.validation = ValidationRecord()
+    entry.digest = None
+    found = None if run.policy.no_cache else find_built(
+        engine, platform_labels(record.labels, platform).get(KEY_LABEL, ""))
+    if found is not None:  # built from the same key by another run (another build dir)
+        run.ui.step(spec.name, f"{platform}: unchanged, reusing {found['Id']} built earlier")
+        entry.build = entry.build.model_copy(update={
+            "status": "ok", "image_id": str(found["Id"]), "reused": True,
+            "size_bytes": int(found.get("Size") or 0)})
+        return
+    outcome = _build_new(run, spec, record, platform, inputs)
+    entry.build = entry.build.model_copy(update={
+        "status": "ok", "image_id": outcome[0], "seconds": outcome[1], "size_bytes": outcome[2]})
+
+
+def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
+               inputs: PlatformInputs) -> tuple[str, float, int]:
+    rendered = inputs.renders[spec.name]
+    engine, sink = run.engine_for(spec.name), run.ui.sink(spec.name)
+    run.ui.step(spec.name, f"building {rendered.local_ref} ({platform})")
+    stage = HostStage(engine, record.build.image_id or "", inputs.wheel_path,
+                      VenvTree(inputs.pythons[spec.base], inputs.lock.os[spec.base].epoch))
+    folder = platform_context(rendered, run.inputs.context_dir,
+                              inputs.lock.images.get(spec.name) or ImageLock(inputs={}),
+                              stage, sink)
+    outcome = build_image(engine, rendered, folder, platform_labels(record.labels, platform),
+                          sink, nocache=run.policy.no_cache, network=run.network_for(spec.name))
+    return outcome.image_id, round(outcome.seconds, 1), outcome.size_bytes
+
+
+def platform_labels(labels: dict[str, str], platform: str) -> dict[str, str]:
+    """The host image's labels, with a key label of its own: a local image found by the
+    host's key (`find_built`) must never be another platform's."""
+    key = labels.get(KEY_LABEL)
+    return {**labels, KEY_LABEL: f"{key}.{platform.rsplit('/', 1)[-1]}"} if key else labels
+
+
+def _parent_for(run: Run, spec: ImageSpec, platform: str) -> None:
+    """The platform's parent image on this host: built by this run, or pulled by the digest
+    its published index names (an image the registry already held)."""
+    if spec.parent is None:
+        return
+    parent = run.state.record.images.get(spec.parent)
+    entry = parent.platforms.get(platform) if parent is not None else None
+    step = f"build {platform}"
+    if entry is None or entry.left_out is not None:
+        raise StepError(spec.name, step, f"{spec.parent} has no {platform} image")
+    engine = run.engine_for(spec.name)
+    if entry.build.image_id and reuse.exists(engine, entry.build.image_id):
+        return
+    if entry.digest is None:
+        raise StepError(spec.name, step, f"{spec.parent}'s {platform} image is not here")
+    parent_spec = run.inputs.plan.get(spec.parent)
+    local = _inputs(run, parent_spec, platform).renders[spec.parent].local_ref
+    entry.build.image_id = reuse.pull(run, engine, parent_spec, entry.digest, local, platform)
+
+
+def _validate(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
+              entry: PlatformRecord) -> None:
+    image_id = entry.build.image_id or ""
+    if entry.validation.verdict == "pass" and entry.validation.image_id == image_id:
+        run.ui.step(spec.name, f"{platform}: validation already passed for this image")
+        return
+    run.ui.step(spec.name, f"validating {platform} (emulated, GPU: none)")
+    arch = platform.rsplit("/", 1)[-1]
+    outcome = validate_image(run.engine_for(spec.name), image_id,
+                             platform_labels(record.labels, platform), "none",
+                             run.inputs.report_dir, f"{spec.name}.{arch}", platform=platform)
+    report = outcome.report
+    entry.validation = ValidationRecord(
+        status="ok" if report.verdict == "pass" else "failed", verdict=report.verdict,
+        image_id=image_id, gpu_mode="none", summary=report.summary,
+        tiers=tier_verdicts(report), failed_checks=[c.id for c in report.failed()],
+        report=str(outcome.json_path), junit=str(outcome.junit_path),
+        seconds=round(outcome.seconds, 1))
+    for check in report.checks:
+        run.ui.line(spec.name, f"{arch} {check.status:4} {check.tier} {check.id}: "
+                               f"{check.message}")
+    if report.verdict != "pass":
+        failed = ", ".join(entry.validation.failed_checks) or (report.error or "")
+        raise StepError(spec.name, f"validate {platform}", f"failed: {failed}")
+
+
+def push_platforms(run: Run, spec: ImageSpec, record: ImageRecord, host_digest: str,
+                   candidate: str) -> str:
+    """Each shipped platform's image pushed beside the host's, then the candidate tag
+    pointed at one index over them all; the index's digest (the host's when it ships alone)."""
+    ours = shipped(record)
+    if not ours:
+        return host_digest
+    engine, sink = run.engine_for(spec.name), run.ui.sink(spec.name)
+    images = [PlatformImage(HOST_PLATFORM, host_digest)]
+    record.push.host_digest = host_digest
+    with step_errors(spec, "push", spec.remote_repository(run.registry)):
+        for platform, entry in sorted(ours.items()):
+            if entry.digest is None or not reuse.held(run, spec, entry.digest):
+                tag = f"{candidate}.{platform.rsplit('/', 1)[-1]}"
+                entry.digest = transfer(engine, spec, entry.build.image_id or "", run.registry,
+                                        tag, sink)
+            images.append(PlatformImage(platform, entry.digest))
+        digest = push_index(run.registry, spec.name, candidate, images)
+    run.ui.step(spec.name, f"index {digest}: {', '.join(i.platform for i in images)}")
+    return digest

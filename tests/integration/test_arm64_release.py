@@ -1,0 +1,112 @@
+"""The two-platform CI release through `release`, as a release engineer runs it: each image
+built for linux/amd64 and linux/arm64 on this amd64 host, the arm64 one validated under
+emulation, both pushed, and the candidate, key and release tags each one index over both. Plain
+`docker` and the CLI's own registry client read the index; each platform's manifest is signed
+and has its own SBOM; a second run finds everything published and builds nothing."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ngc_builder.publish.index import platforms_of
+from ngc_builder.publish.sbom import sbom_tag
+from ngc_builder.publish.signing import signature_tag
+from ngc_builder.services.registry import parse_registry
+from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, cli
+from tests.integration.test_arm64_build import _project
+
+pytestmark = pytest.mark.integration
+
+ARM = "linux/arm64"
+IMAGES = ("base", "cuda-mini", "jax")
+
+
+def _release(root: Path, manifest: Path, registry: str) -> ReleaseRun:
+    done = cli("release", str(manifest), "--registry", registry, "--build-dir",
+               str(root / "build"), "--os-source", "bootstrap", "--json", "--quiet")
+    return ReleaseRun(root, manifest, root / "build", registry, done.returncode, done.stdout,
+                      done.stderr)
+
+
+@pytest.fixture(scope="module")
+def released(locked_trixie_os: str, tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
+    root = tmp_path_factory.mktemp("arm64-release")
+    run = _release(root, _project(root), f"{REGISTRY_HOST}/arm-{secrets.token_hex(4)}")
+    assert run.code == 0, run.stderr[-3000:]
+    return run
+
+
+def test_every_image_ships_arm64_built_here_and_validated_emulated(
+        released: ReleaseRun, docker_client: Any) -> None:
+    images = released.record["images"]
+    for name in IMAGES:
+        arm = images[name]["platforms"][ARM]
+        assert (arm["build"]["status"], arm["validation"]["verdict"], arm["left_out"]) == \
+            ("ok", "pass", None), name
+        assert docker_client.api.inspect_image(arm["build"]["image_id"])["Architecture"] \
+            == "arm64"
+    report = json.loads(Path(images["jax"]["platforms"][ARM]["validation"]["report"])
+                        .read_text())
+    assert report["environment"]["platform"] == ARM
+    assert report["environment"]["emulated"].startswith("QEMU user-mode")
+    passed = {check["id"] for check in report["checks"] if check["status"] == "pass"}
+    assert {"jax.train_cpu", "jax.precision_cpu", "pip.check", "framework.libraries"} <= passed
+    skipped = {check["id"]: check["message"] for check in report["checks"]
+               if check["status"] == "skip"}
+    assert skipped["gpu.driver"] == "no GPU"
+
+
+def test_release_and_key_tags_are_one_index_over_both_platforms(released: ReleaseRun) -> None:
+    registry = parse_registry(released.registry)
+    for name in IMAGES:
+        record = released.record["images"][name]
+        digest = record["push"]["digest"]
+        held = platforms_of(registry, name, digest)
+        assert held == {"linux/amd64": record["push"]["host_digest"],
+                        ARM: record["platforms"][ARM]["digest"]}, name
+        for tag in record["push"]["promoted"]:
+            assert registry.manifest_digest(name, tag) == digest, f"{name}:{tag}"
+
+
+def test_each_platform_is_signed_and_has_its_sbom(released: ReleaseRun) -> None:
+    registry = parse_registry(released.registry)
+    record = released.record["images"]["jax"]
+    for digest in (record["push"]["digest"], record["push"]["host_digest"],
+                   record["platforms"][ARM]["digest"]):
+        assert registry.manifest_digest("jax", signature_tag(digest)) is not None, digest
+        assert registry.manifest_digest("jax", sbom_tag(digest)) is not None, digest
+
+
+def _docker(*command: str) -> str:
+    return subprocess.run(["docker", *command], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_plain_docker_pulls_each_platform_of_the_release_tag(released: ReleaseRun) -> None:
+    ref = f"{released.registry}/jax:26.11-py3"
+    listed = json.loads(_docker("manifest", "inspect", "--insecure", ref))
+    assert sorted(entry["platform"]["architecture"] for entry in listed["manifests"]) == \
+        ["amd64", "arm64"]
+    _docker("pull", "-q", "--platform", ARM, ref)
+    machine = _docker("run", "--rm", "--platform", ARM, "--entrypoint", "uname", ref, "-m")
+    assert machine.strip() == "aarch64"
+    _docker("pull", "-q", ref)  # this host's platform again, for whoever uses the tag next
+    assert _docker("run", "--rm", "--entrypoint", "uname", ref, "-m").strip() == "x86_64"
+
+
+def test_a_second_run_finds_both_platforms_published_and_builds_nothing(
+        released: ReleaseRun) -> None:
+    again = _release(released.root, released.manifest, released.registry)
+    assert again.code == 0, again.stderr[-3000:]
+    for name in IMAGES:
+        record = again.record["images"][name]
+        assert record["push"]["reused"], name
+        assert record["push"]["digest"] == released.record["images"][name]["push"]["digest"]
+        assert record["platforms"][ARM]["digest"] == \
+            released.record["images"][name]["platforms"][ARM]["digest"]

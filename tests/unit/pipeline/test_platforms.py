@@ -1,0 +1,78 @@
+"""The failure policy of another platform (pipeline/platforms.py): a required platform that
+fails keeps the whole image out (its push blocked, the image failed); one the manifest lists in
+`optional_platforms` is left out with its reason, and the image ships without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ngc_builder.errors import StepError
+from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline import platforms
+from ngc_builder.pipeline.run import Run
+from ngc_builder.plan.dag import plan_release
+from ngc_builder.records.record import ImageRecord, PlatformRecord
+from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.fake_engine import FakeEngine, Setup
+
+pytestmark = pytest.mark.unit
+
+ARM = "linux/arm64"
+BOTH = "    platforms: [linux/amd64, linux/arm64]\n"
+
+
+def _run(write_release: WriteRelease, tmp_path: Path, extra: str) -> Run:
+    text = GOOD_RELEASE.replace('    version: "0.12.0"\n', f'    version: "0.12.0"\n{extra}')
+    plan = plan_release(load_release(write_release(text, lock=False)))
+    return Setup(plan, {}, tmp_path, {}, FakeEngine()).run()
+
+
+def _validation_fails_on_arm64(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The platform's build passes; its emulated validation fails as the runner reports it."""
+    built: list[str] = []
+    def build(run: Run, spec: object, record: ImageRecord, platform: str,
+              entry: PlatformRecord) -> None:
+        built.append(platform)
+        entry.build.status = "ok"
+
+    def validate(run: Run, spec: object, record: ImageRecord, platform: str,
+                 entry: PlatformRecord) -> None:
+        entry.validation.status, entry.validation.verdict = "failed", "fail"
+        raise StepError("jax", f"validate {platform}", "failed: jax.train_cpu")
+    monkeypatch.setattr(platforms, "_build", build)
+    monkeypatch.setattr(platforms, "_validate", validate)
+    return built
+
+
+def test_a_required_platform_that_fails_keeps_the_whole_image_out(
+        write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built = _validation_fails_on_arm64(monkeypatch)
+    run = _run(write_release, tmp_path, BOTH)
+    record = ImageRecord(name="jax", kind="framework")
+    with pytest.raises(StepError) as caught:
+        platforms.build_platforms(run, run.inputs.plan.get("jax"), record)
+    assert (caught.value.step, caught.value.message) == ("validate linux/arm64",
+                                                         "failed: jax.train_cpu")
+    assert built == [ARM]
+    assert record.push.status == "blocked"
+    assert record.push.error == ("linux/arm64 did not pass: validate linux/arm64: failed: "
+                                 "jax.train_cpu")
+    assert record.failed and platforms.shipped(record) == {}
+
+
+def test_an_optional_platform_that_fails_is_left_out_and_said(
+        write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _validation_fails_on_arm64(monkeypatch)
+    run = _run(write_release, tmp_path, BOTH + "    optional_platforms: [linux/arm64]\n")
+    record = ImageRecord(name="jax", kind="framework")
+    platforms.build_platforms(run, run.inputs.plan.get("jax"), record)  # no StepError
+    assert record.platforms[ARM].left_out == "validate linux/arm64: failed: jax.train_cpu"
+    assert record.push.status == "pending" and not record.failed
+    assert platforms.shipped(record) == {}  # the index is the host's image alone
+    run.ui.close()
+    log = (tmp_path / "logs").glob("*")
+    assert any("linux/arm64 left out (optional_platforms)" in path.read_text()
+               for path in log if path.is_file())
