@@ -52,15 +52,21 @@ def judge(run: Run, spec: ImageSpec, record: ImageRecord, mode: str,
 
 
 def _record(record: ImageRecord, mode: str, outcome: ValidationOutcome) -> None:
+    record.validation = record.validation.model_copy(
+        update=outcome_fields(outcome, mode, record.build.image_id))
+
+
+def outcome_fields(outcome: ValidationOutcome, mode: str, image_id: str | None) -> dict[str, Any]:
+    """A ValidationRecord's fields for `outcome`, a validation of `image_id` in GPU `mode`."""
     report = outcome.report
     job = report.environment.get("slurm", {}).get("job_id")
-    record.validation = record.validation.model_copy(update={
+    return {
         "status": "ok" if report.verdict == "pass" else "failed", "verdict": report.verdict,
-        "image_id": record.build.image_id, "gpu_mode": mode, "summary": report.summary,
+        "image_id": image_id, "gpu_mode": mode, "summary": report.summary,
         "reused": False, "slurm_job": str(job) if job is not None else None,
         "failed_checks": [c.id for c in report.failed()], "report": str(outcome.json_path),
-        "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "error": None})
-    record.validation.tiers = tier_verdicts(report)
+        "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "error": None,
+        "tiers": tier_verdicts(report)}
 
 
 def _record_baselines(run: Run, spec: ImageSpec, report: RunReport) -> None:

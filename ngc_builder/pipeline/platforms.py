@@ -19,6 +19,7 @@ from ngc_builder.errors import StepError
 from ngc_builder.lock.models import ImageLock
 from ngc_builder.manifest.platforms import HOST_PLATFORM, others
 from ngc_builder.pipeline import reuse
+from ngc_builder.pipeline.judge import outcome_fields
 from ngc_builder.pipeline.run import PlatformInputs, Run
 from ngc_builder.plan.dag import ImageSpec, optional_platform
 from ngc_builder.publish.index import PlatformImage, push_index
@@ -30,7 +31,6 @@ from ngc_builder.records.record import (
     ValidationRecord,
 )
 from ngc_builder.services.engine import KEY_LABEL, find_built
-from ngc_builder.validate.evidence import tier_verdicts
 from ngc_builder.validate.image import validate_image
 
 
@@ -51,10 +51,12 @@ def build_platforms(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
             run.state.save()
 
 
-def shipped(record: ImageRecord) -> dict[str, PlatformRecord]:
-    """The other platforms this image ships: built, validated, not left out."""
+def shipped(spec: ImageSpec, record: ImageRecord) -> dict[str, PlatformRecord]:
+    """The other platforms this image ships: listed by the manifest now (a record may hold
+    one an earlier manifest listed), built, validated, not left out."""
     return {platform: entry for platform, entry in record.platforms.items()
-            if entry.left_out is None and entry.validation.verdict == "pass"}
+            if platform in spec.platforms and entry.left_out is None
+            and entry.validation.verdict == "pass"}
 
 
 def _failed(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
@@ -90,31 +92,32 @@ def _build(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
                               log=str(run.ui.log_path(spec.name)))
     entry.validation = ValidationRecord()
     entry.digest = None
-    found = None if run.policy.no_cache else find_built(
-        engine, platform_labels(record.labels, platform).get(KEY_LABEL, ""))
+    entry.labels = platform_labels(record.labels, platform)
+    found = None if run.policy.no_cache else find_built(engine, entry.labels.get(KEY_LABEL, ""))
     if found is not None:  # built from the same key by another run (another build dir)
         run.ui.step(spec.name, f"{platform}: unchanged, reusing {found['Id']} built earlier")
+        entry.labels = dict(found.get("Labels") or {})  # its own, `created` included
         entry.build = entry.build.model_copy(update={
             "status": "ok", "image_id": str(found["Id"]), "reused": True,
             "size_bytes": int(found.get("Size") or 0)})
         return
-    outcome = _build_new(run, spec, record, platform, inputs)
+    outcome = _build_new(run, spec, record, entry.labels, inputs)
     entry.build = entry.build.model_copy(update={
         "status": "ok", "image_id": outcome[0], "seconds": outcome[1], "size_bytes": outcome[2]})
 
 
-def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
+def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, labels: dict[str, str],
                inputs: PlatformInputs) -> tuple[str, float, int]:
     rendered = inputs.renders[spec.name]
     engine, sink = run.engine_for(spec.name), run.ui.sink(spec.name)
-    run.ui.step(spec.name, f"building {rendered.local_ref} ({platform})")
+    run.ui.step(spec.name, f"building {rendered.local_ref} ({rendered.platform})")
     stage = HostStage(engine, record.build.image_id or "", inputs.wheel_path,
                       VenvTree(inputs.pythons[spec.base], inputs.lock.os[spec.base].epoch))
     folder = platform_context(rendered, run.inputs.context_dir,
                               inputs.lock.images.get(spec.name) or ImageLock(inputs={}),
                               stage, sink)
-    outcome = build_image(engine, rendered, folder, platform_labels(record.labels, platform),
-                          sink, nocache=run.policy.no_cache, network=run.network_for(spec.name))
+    outcome = build_image(engine, rendered, folder, labels, sink, nocache=run.policy.no_cache,
+                          network=run.network_for(spec.name))
     return outcome.image_id, round(outcome.seconds, 1), outcome.size_bytes
 
 
@@ -154,15 +157,10 @@ def _validate(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
     run.ui.step(spec.name, f"validating {platform} (emulated, GPU: none)")
     arch = platform.rsplit("/", 1)[-1]
     outcome = validate_image(run.engine_for(spec.name), image_id,
-                             platform_labels(record.labels, platform), "none",
+                             entry.labels, "none",
                              run.inputs.report_dir, f"{spec.name}.{arch}", platform=platform)
     report = outcome.report
-    entry.validation = ValidationRecord(
-        status="ok" if report.verdict == "pass" else "failed", verdict=report.verdict,
-        image_id=image_id, gpu_mode="none", summary=report.summary,
-        tiers=tier_verdicts(report), failed_checks=[c.id for c in report.failed()],
-        report=str(outcome.json_path), junit=str(outcome.junit_path),
-        seconds=round(outcome.seconds, 1))
+    entry.validation = ValidationRecord(**outcome_fields(outcome, "none", image_id))
     for check in report.checks:
         run.ui.line(spec.name, f"{arch} {check.status:4} {check.tier} {check.id}: "
                                f"{check.message}")
@@ -175,7 +173,7 @@ def push_platforms(run: Run, spec: ImageSpec, record: ImageRecord, host_digest: 
                    candidate: str) -> str:
     """Each shipped platform's image pushed beside the host's, then the candidate tag
     pointed at one index over them all; the index's digest (the host's when it ships alone)."""
-    ours = shipped(record)
+    ours = shipped(spec, record)
     if not ours:
         return host_digest
     engine, sink = run.engine_for(spec.name), run.ui.sink(spec.name)

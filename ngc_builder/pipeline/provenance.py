@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ngc_builder import __version__
 from ngc_builder.build import packages
 from ngc_builder.cache.store import file_sha256
@@ -30,54 +32,44 @@ from ngc_builder.services.registry import RegistryError
 
 
 def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
-    """Push the SBOM of `digest` unless the registry holds it already."""
+    """Push the SBOM of `digest` unless the registry holds it already; for an index, also
+    one per platform's manifest, each from its own platform's lock."""
     lock = run.inputs.lock
     if lock is None:
         return
+    engine, image_id = run.engine_for(spec.name), record.build.image_id or ""
+    # (manifest, its lock, its local image, whether it is the host's image with its listing)
+    targets = [(digest, lock, image_id, True)]
+    if record.push.host_digest is not None:
+        targets.append((record.push.host_digest, lock, image_id, True))
+    targets += [(entry.digest, lock.as_platform(platform), entry.build.image_id or "", False)
+                for platform, entry in shipped(spec, record).items() if entry.digest]
+    # Each image's licences are read once (a throwaway container), whatever names it.
+    licences = functools.cache(lambda image: licences_in_image(engine, image))
     try:
-        if check_sbom(run.registry, spec.name, digest) is None:
-            record.push.sbom = sbom_tag(digest)
-            return
-        image_id = record.build.image_id
-        if not image_id or not image_exists(run.engine_for(spec.name), image_id):
+        needed = [target for target in targets
+                  if check_sbom(run.registry, spec.name, target[0]) is not None]
+        if any(not image or not image_exists(engine, image) for _, _, image, _ in needed):
             run.ui.problem(spec.name, "no SBOM: the image is not on its host's engine to read it")
             return
-        state = run.state
-        listed = evidence_file(state.record_file.parent, record.build.packages,
-                               state.record_file, f"images.{spec.name}.build.packages")
-        installed = packages.load(listed) if listed is not None else None
-        document = image_sbom(spec.name, run.inputs.plan, lock, digest,
-                              licences_in_image(run.engine_for(spec.name), image_id), installed)
-        push_sbom(run.registry, spec.name, digest, document)
+        installed = _installed(run, spec, record) if needed else None
+        for target, target_lock, image, host in needed:
+            push_sbom(run.registry, spec.name, target, image_sbom(
+                spec.name, run.inputs.plan, target_lock, target, licences(image),
+                installed if host else None))
     except (SbomError, RegistryError) as exc:
         record.push.status, record.push.error = "failed", f"sbom: {exc}"
         raise StepError(spec.name, "sbom", str(exc)) from None
     record.push.sbom = sbom_tag(digest)
     run.ui.step(spec.name, f"SBOM {spec.remote_repository(run.registry)}:{record.push.sbom}")
-    _platform_sboms(run, spec, record)
 
 
-def _platform_sboms(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
-    """One SBOM per platform of an index, each from its own platform's lock (the index's
-    own SBOM above is the build host platform's)."""
-    lock = run.inputs.lock
-    if lock is None or record.push.host_digest is None:
-        return
-    engine = run.engine_for(spec.name)
-    try:
-        if check_sbom(run.registry, spec.name, record.push.host_digest) is not None:
-            push_sbom(run.registry, spec.name, record.push.host_digest, image_sbom(
-                spec.name, run.inputs.plan, lock, record.push.host_digest,
-                licences_in_image(engine, record.build.image_id or ""), None))
-        for platform, entry in shipped(record).items():
-            if entry.digest is None or check_sbom(run.registry, spec.name, entry.digest) is None:
-                continue
-            push_sbom(run.registry, spec.name, entry.digest, image_sbom(
-                spec.name, run.inputs.plan, lock.as_platform(platform), entry.digest,
-                licences_in_image(engine, entry.build.image_id or ""), None))
-    except (SbomError, RegistryError) as exc:
-        record.push.status, record.push.error = "failed", f"sbom: {exc}"
-        raise StepError(spec.name, "sbom", str(exc)) from None
+def _installed(run: Run, spec: ImageSpec, record: ImageRecord) -> dict[str, dict[str, str]] | None:
+    """What the build listed as installed in the image, when that listing is at hand."""
+    state = run.state
+    listed = evidence_file(state.record_file.parent, record.build.packages,
+                           state.record_file, f"images.{spec.name}.build.packages")
+    return packages.load(listed) if listed is not None else None
 
 
 def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
@@ -95,7 +87,7 @@ def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
         record.push.attestation = attest_image(run.registry, spec.name,
                                                provenance(run, spec, record, digest), key)
         publish_referrers(run.registry, spec.name, digest)  # for tools without cosign
-        for each in platform_digests(record):  # an index's entries are signed one by one
+        for each in platform_digests(spec, record):  # an index's entries are signed one by one
             sign_image(run.registry, spec.name, each, key)
     except RegistryError as exc:
         record.push.status, record.push.error = "failed", f"sign: {exc}"
@@ -104,11 +96,11 @@ def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
                 f"{record.push.signature}")
 
 
-def platform_digests(record: ImageRecord) -> list[str]:
+def platform_digests(spec: ImageSpec, record: ImageRecord) -> list[str]:
     """The manifests an index holds (none when the image ships one platform)."""
     if record.push.host_digest is None:
         return []
-    return [record.push.host_digest, *(entry.digest for entry in shipped(record).values()
+    return [record.push.host_digest, *(entry.digest for entry in shipped(spec, record).values()
                                        if entry.digest is not None)]
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
-from ngc_builder.publish.tags import content_digest
+from ngc_builder.publish.tags import DIGEST_RE, content_digest
 from ngc_builder.services.registry import Manifest, Registry, RegistryError
 
 INDEX = "application/vnd.oci.image.index.v1+json"
@@ -57,9 +58,22 @@ def platforms_of(registry: Registry, name: str, reference: str) -> dict[str, str
         raise RegistryError(f"{name}:{reference} is not in the registry")
     if manifest.media_type != INDEX:
         return {}
-    entries = json.loads(manifest.body).get("manifests") or []
-    return {f"{entry['platform']['os']}/{entry['platform']['architecture']}": entry["digest"]
-            for entry in entries if isinstance(entry.get("platform"), dict)}
+    try:
+        return dict(_platform_entry(entry) for entry in json.loads(manifest.body)["manifests"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RegistryError(f"{name}@{manifest.digest}: not an index we can read "
+                            f"({exc.__class__.__name__}: {exc})") from None
+
+
+def _platform_entry(entry: dict[str, Any]) -> tuple[str, str]:
+    """One entry of an index the registry answered, every field checked: its digest is
+    pulled and pointed at later, so it must be a digest and nothing else."""
+    platform, digest = entry["platform"], entry["digest"]
+    system, architecture = platform["os"], platform["architecture"]
+    if not (isinstance(system, str) and isinstance(architecture, str)
+            and isinstance(digest, str) and DIGEST_RE.fullmatch(digest)):
+        raise ValueError(f"entry {json.dumps(entry)[:200]}")
+    return f"{system}/{architecture}", digest
 
 
 def _entry(registry: Registry, name: str, image: PlatformImage) -> dict[str, object]:
@@ -68,12 +82,16 @@ def _entry(registry: Registry, name: str, image: PlatformImage) -> dict[str, obj
         raise RegistryError(f"{name}@{image.digest} is not in the registry")
     if manifest.media_type not in IMAGE_TYPES or manifest.digest != image.digest:
         raise RegistryError(f"{name}@{image.digest} is not one image ({manifest.media_type})")
-    config_digest = json.loads(manifest.body)["config"]["digest"]
-    config = registry.get_blob(name, config_digest)
-    if len(config) > MAX_CONFIG or content_digest(config) != config_digest:
-        raise RegistryError(f"{name}@{image.digest}: its config is not the one it names")
-    data = json.loads(config)
-    found = f"{data.get('os')}/{data.get('architecture')}"
+    try:
+        config_digest = str(json.loads(manifest.body)["config"]["digest"])
+        config = registry.get_blob(name, config_digest) \
+            if DIGEST_RE.fullmatch(config_digest) else b""
+        if len(config) > MAX_CONFIG or content_digest(config) != config_digest:
+            raise ValueError("its config is not the one it names")
+        data = json.loads(config)
+        found = f"{data.get('os')}/{data.get('architecture')}"
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RegistryError(f"{name}@{image.digest}: {exc}") from None
     if found != image.platform:
         raise RegistryError(f"{name}@{image.digest} is a {found} image, not {image.platform}")
     system, architecture = image.platform.split("/", 1)

@@ -7,15 +7,18 @@ reports are made from records, not from memory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ngc_builder.clock import now
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
+from ngc_builder.manifest.platforms import OtherPlatform
 
 StepStatus = Literal["pending", "ok", "failed", "skipped", "blocked"]
+# A manifest digest the run pulls or points an index at: nothing else may reach a URL.
+Digest = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
 class BuildRecord(BaseModel):
@@ -56,7 +59,7 @@ class PushRecord(BaseModel):
     status: StepStatus = "pending"
     ref: str | None = None  # the candidate (staging) tag
     digest: str | None = None  # an index's when the image ships several platforms
-    host_digest: str | None = None  # then: the build host platform's own manifest in it
+    host_digest: Digest | None = None  # then: the build host platform's own manifest in it
     image_id: str | None = None
     seconds: float | None = None
     error: str | None = None
@@ -75,7 +78,8 @@ class PlatformRecord(BaseModel):
 
     build: BuildRecord = Field(default_factory=BuildRecord)
     validation: ValidationRecord = Field(default_factory=ValidationRecord)
-    digest: str | None = None  # its manifest's, an entry of the image's index
+    digest: Digest | None = None  # its manifest's, an entry of the image's index
+    labels: dict[str, str] = Field(default_factory=dict)  # what its build set (validated)
     emulated: bool = True  # validated under QEMU on a host of another platform
     # An optional platform that failed: the image shipped without it, and why.
     left_out: str | None = None
@@ -92,6 +96,15 @@ class ImageRecord(BaseModel):
     push: PushRecord = Field(default_factory=PushRecord)
     # The platforms other than the build host's, each with its own build and validation.
     platforms: dict[str, PlatformRecord] = Field(default_factory=dict)
+
+    @field_validator("platforms")
+    @classmethod
+    def _known_platforms(cls, value: dict[str, PlatformRecord]) -> dict[str, PlatformRecord]:
+        # Its keys name tags and report files: a hand-edited `../x` never gets that far.
+        strangers = sorted(set(value) - set(get_args(OtherPlatform)))
+        if strangers:
+            raise ValueError(f"not another platform we build: {strangers[0]!r}")
+        return value
 
     @property
     def failed(self) -> bool:

@@ -75,8 +75,6 @@ def validate_image(
     """`platform`: another platform's image, run emulated (None: the host's)."""
     started = time.monotonic()
     environment = {**runner_environment(gpu_mode, baselines), **emulation_environment(platform)}
-    if platform is not None:
-        timeout *= EMULATED_TIMEOUT_FACTOR
     try:
         stdout, stderr, status = run_runner(engine, ref, gpu_mode, timeout, environment,
                                             platform)
@@ -124,16 +122,21 @@ def run_runner(
 ) -> tuple[str, str, int]:
     requests = ([docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
                 if gpu_mode == "required" else [])
-    options: dict[str, Any] = {"platform": platform} if platform else {}
     return run_unprivileged(engine, ref, RUNNER_COMMAND, timeout,
                             environment=environment or {"NGC_GPU": gpu_mode},
-                            device_requests=requests, shm_size=SHM_SIZE, **options)
+                            device_requests=requests, shm_size=SHM_SIZE, platform=platform)
 
 
 def run_unprivileged(engine: Engine, ref: str, command: list[str], timeout: int,
-                     **options: Any) -> tuple[str, str, int]:
+                     platform: str | None = None, **options: Any) -> tuple[str, str, int]:
     """`command` in `ref` as validation starts images (RUN_AS_USER, read-only root, no
-    network); its stdout, stderr and exit status. The container is always removed."""
+    network); its stdout, stderr and exit status. The container is always removed.
+    `platform`: another platform's image, run emulated with a longer `timeout`."""
+    if platform is not None:
+        options["platform"] = platform
+        options["environment"] = {**options.get("environment", {}),
+                                  **emulation_environment(platform)}
+        timeout *= EMULATED_TIMEOUT_FACTOR
     container = engine.containers.create(ref, command, user=RUN_AS_USER, read_only=True,
                                          tmpfs=TMPFS, **NO_NETWORK, **options)
     try:
@@ -155,10 +158,7 @@ ENTRY_STATUS = 7
 
 def check_entrypoint(engine: Engine, ref: str, platform: str | None = None) -> CheckResult:
     """T0: the image's entrypoint prints its banner on stderr and runs the command unchanged."""
-    emulated: dict[str, Any] = {"platform": platform,
-                                "environment": emulation_environment(platform)} if platform else {}
-    stdout, stderr, status = run_unprivileged(
-        engine, ref, ENTRY_PROBE, 120 * (EMULATED_TIMEOUT_FACTOR if platform else 1), **emulated)
+    stdout, stderr, status = run_unprivileged(engine, ref, ENTRY_PROBE, 120, platform=platform)
     evidence = {"command": ENTRY_PROBE, "status": status, "stdout": stdout[-300:],
                 "banner": stderr[-1500:]}
     problems = entrypoint_problems(status, stdout, stderr)

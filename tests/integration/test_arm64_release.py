@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 from ngc_builder.publish.index import platforms_of
+from ngc_builder.publish.keys import PUBLIC_FILE
 from ngc_builder.publish.sbom import sbom_tag
-from ngc_builder.publish.signing import signature_tag
-from ngc_builder.services.registry import parse_registry
+from ngc_builder.services.environment import state_dir
+from ngc_builder.services.registry import HttpRegistry, parse_registry
 from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, cli
 from tests.integration.test_arm64_build import _project
+from tests.integration.test_signing import cosign_verify
 
 pytestmark = pytest.mark.integration
 
@@ -74,13 +76,30 @@ def test_release_and_key_tags_are_one_index_over_both_platforms(released: Releas
             assert registry.manifest_digest(name, tag) == digest, f"{name}:{tag}"
 
 
-def test_each_platform_is_signed_and_has_its_sbom(released: ReleaseRun) -> None:
+def _sbom_arches(registry: HttpRegistry, digest: str) -> set[str]:
+    """The Debian architectures the SBOM beside `digest` lists (its one layer, read raw)."""
+    artifact = registry.get_manifest("jax", sbom_tag(digest))
+    assert artifact is not None, digest
+    [layer] = json.loads(artifact.body)["layers"]
+    document = json.loads(registry.get_blob("jax", layer["digest"]))
+    return {component["purl"].rpartition("?arch=")[2] for component in document["components"]
+            if component["purl"].startswith("pkg:deb/") and "?arch=" in component["purl"]}
+
+
+def test_cosign_verifies_the_index_and_each_platform_each_with_its_own_sbom(
+        released: ReleaseRun) -> None:
     registry = parse_registry(released.registry)
+    public = state_dir() / "signing" / PUBLIC_FILE  # the builder's own key: none configured
     record = released.record["images"]["jax"]
-    for digest in (record["push"]["digest"], record["push"]["host_digest"],
-                   record["platforms"][ARM]["digest"]):
-        assert registry.manifest_digest("jax", signature_tag(digest)) is not None, digest
-        assert registry.manifest_digest("jax", sbom_tag(digest)) is not None, digest
+    arm64 = record["platforms"][ARM]["digest"]
+    for digest in (record["push"]["digest"], record["push"]["host_digest"], arm64):
+        done = cosign_verify(f"{released.registry}/jax@{digest}", public)
+        assert done.returncode == 0, done.stderr
+        [claim] = json.loads(done.stdout)
+        assert claim["critical"]["image"]["docker-manifest-digest"] == digest
+    # Each platform's SBOM is made from its own lock: arm64 .debs in arm64's, none in amd64's.
+    assert _sbom_arches(registry, arm64) == {"arm64", "all"}
+    assert _sbom_arches(registry, record["push"]["host_digest"]) == {"amd64", "all"}
 
 
 def _docker(*command: str) -> str:

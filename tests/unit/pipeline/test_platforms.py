@@ -60,7 +60,7 @@ def test_a_required_platform_that_fails_keeps_the_whole_image_out(
     assert record.push.status == "blocked"
     assert record.push.error == ("linux/arm64 did not pass: validate linux/arm64: failed: "
                                  "jax.train_cpu")
-    assert record.failed and platforms.shipped(record) == {}
+    assert record.failed and platforms.shipped(run.inputs.plan.get("jax"), record) == {}
 
 
 def test_an_optional_platform_that_fails_is_left_out_and_said(
@@ -71,8 +71,19 @@ def test_an_optional_platform_that_fails_is_left_out_and_said(
     platforms.build_platforms(run, run.inputs.plan.get("jax"), record)  # no StepError
     assert record.platforms[ARM].left_out == "validate linux/arm64: failed: jax.train_cpu"
     assert record.push.status == "pending" and not record.failed
-    assert platforms.shipped(record) == {}  # the index is the host's image alone
+    # The index is the host's image alone.
+    assert platforms.shipped(run.inputs.plan.get("jax"), record) == {}
     run.ui.close()
     log = (tmp_path / "logs").glob("*")
     assert any("linux/arm64 left out (optional_platforms)" in path.read_text()
                for path in log if path.is_file())
+
+
+def test_a_platform_the_manifest_no_longer_lists_is_not_shipped_from_an_old_record(
+        write_release: WriteRelease, tmp_path: Path) -> None:
+    run = _run(write_release, tmp_path, "")  # jax: linux/amd64 alone now
+    record = ImageRecord(name="jax", kind="framework")
+    record.platforms[ARM] = PlatformRecord()
+    record.platforms[ARM].validation.verdict = "pass"  # passed when arm64 was still listed
+    assert platforms.shipped(run.inputs.plan.get("jax"), record) == {}
+    run.ui.close()

@@ -85,3 +85,37 @@ def test_a_config_that_is_not_the_one_named_is_refused() -> None:
     registry.blobs[("jax", config_digest)] = b'{"os": "linux", "architecture": "arm64", "x": 1}'
     with pytest.raises(RegistryError, match="its config is not the one it names"):
         index_of(registry, "jax", [PlatformImage("linux/arm64", arm64)])
+
+
+def _answered_index(registry: TableRegistry, entries: object) -> str:
+    """The registry answers an index whose body is `entries`, as a hostile one may."""
+    body = json.dumps({"schemaVersion": 2, "mediaType": INDEX, "manifests": entries}).encode()
+    digest = content_digest(body)
+    registry.manifests[f"jax@{digest}"] = Manifest(body, INDEX, digest)
+    return digest
+
+
+@pytest.mark.parametrize("entries", [
+    # A digest that would reach a pull URL as a path.
+    [{"digest": "../../v2/_catalog", "platform": {"os": "linux", "architecture": "arm64"}}],
+    [{"digest": "sha256:" + "0" * 64}],  # no platform
+    [{"digest": "sha256:" + "0" * 64, "platform": {"os": ["linux"], "architecture": "x"}}],
+    "not a list of entries",
+    [None],
+])
+def test_an_index_the_registry_answers_is_read_only_when_every_entry_is_sound(
+        entries: object) -> None:
+    registry = TableRegistry()
+    digest = _answered_index(registry, entries)
+    with pytest.raises(RegistryError, match=f"jax@{digest}: not an index we can read"):
+        platforms_of(registry, "jax", digest)
+
+
+def test_a_manifest_naming_a_config_that_is_no_digest_is_refused() -> None:
+    registry = TableRegistry()
+    body = json.dumps({"schemaVersion": 2, "mediaType": IMAGE, "layers": [],
+                       "config": {"digest": "../../secret", "size": 1}}).encode()
+    digest = content_digest(body)
+    registry.manifests[f"jax@{digest}"] = Manifest(body, IMAGE, digest)
+    with pytest.raises(RegistryError, match="its config is not the one it names"):
+        index_of(registry, "jax", [PlatformImage("linux/arm64", digest)])

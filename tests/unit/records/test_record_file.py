@@ -26,3 +26,29 @@ def test_a_damaged_record_is_one_line_with_its_reason(tmp_path: Path, text: str,
         load_record(path)
     assert str(refused.value) == (f"{path}:1: (record): unreadable release record ({reason}); "
                                   "move it away to start this release afresh")
+
+
+def _with_jax_platforms(platforms: str) -> str:
+    return ('{"release": "26.11", "registry": "r", "manifest": "m", "images": {"jax": '
+            '{"name": "jax", "kind": "framework", "platforms": ' + platforms + '}}}')
+
+
+@pytest.mark.parametrize(("platforms", "reason"), [
+    # Its key names a tag (`<rc>.<arch>`) and a report file: no path, no unknown platform.
+    ('{"../../x": {}}', "images.jax.platforms: Value error, not another platform we build: "
+                        "'../../x'"),
+    ('{"linux/amd64": {}}', "images.jax.platforms: Value error, not another platform we "
+                            "build: 'linux/amd64'"),
+    # Its digest is pulled and put in an index: a digest and nothing else.
+    ('{"linux/arm64": {"digest": "../../v2/_catalog"}}',
+     "images.jax.platforms.linux/arm64.digest: String should match pattern "
+     "'^sha256:[0-9a-f]{64}$'"),
+])
+def test_a_hand_edited_platform_entry_is_refused_in_one_line(
+        tmp_path: Path, platforms: str, reason: str) -> None:
+    path = tmp_path / "release.json"
+    path.write_text(_with_jax_platforms(platforms))
+    with pytest.raises(InputError) as refused:
+        load_record(path)
+    assert str(refused.value) == (f"{path}:1: (record): unreadable release record ({reason}); "
+                                  "move it away to start this release afresh")
