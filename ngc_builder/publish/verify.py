@@ -1,4 +1,5 @@
-"""Verify: every planned tag exists in the registry and points at the recorded digest."""
+"""Verify: every planned tag exists in the registry and points at the recorded digest; an
+index holds each recorded platform's manifest, each with its SBOM and signature."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.plan.dag import ReleasePlan
+from ngc_builder.manifest.platforms import HOST_PLATFORM
+from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 from ngc_builder.publish.attest import attestation_problem, attestation_tag
+from ngc_builder.publish.index import platforms_of
 from ngc_builder.publish.referrers import (
     ATTESTATION_ARTIFACT,
     SIGNATURE_ARTIFACT,
@@ -18,7 +21,7 @@ from ngc_builder.publish.referrers import (
 )
 from ngc_builder.publish.sbom import SBOM_TYPE, check_sbom, sbom_tag
 from ngc_builder.publish.signing import signature_problem, signature_tag
-from ngc_builder.records.record import ReleaseRecord, load_record, record_path
+from ngc_builder.records.record import ImageRecord, ReleaseRecord, load_record, record_path
 from ngc_builder.services.registry import RegistryError
 
 # The release's public key, or None and where one was looked for.
@@ -65,6 +68,32 @@ def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str],
             checks.append(_sbom_check(plan, spec.name, expected))
         if expected is not None and public is not None:
             checks += _signature_checks(plan, spec.name, expected, public)
+        if expected is not None and image is not None:
+            checks += _platform_checks(plan, spec, image, public)
+    return checks
+
+
+def _platform_checks(plan: ReleasePlan, spec: ImageSpec, image: ImageRecord,
+                     public: Verifier | None) -> list[TagCheck]:
+    """For an index: it holds each recorded platform's manifest, and each manifest has its
+    own SBOM and (with `public`) its own signature."""
+    if image.push.host_digest is None or image.push.digest is None:
+        return []
+    wanted = {HOST_PLATFORM: image.push.host_digest,
+              **{platform: entry.digest for platform, entry in image.platforms.items()
+                 if entry.digest and entry.left_out is None and platform in spec.platforms}}
+    try:
+        held, error = platforms_of(plan.registry, spec.name, image.push.digest), None
+    except RegistryError as exc:
+        held, error = {}, f"registry: {exc}"
+    checks = []
+    for platform, digest in sorted(wanted.items()):
+        found = held.get(platform)
+        problem = error or _entry_problem(found, digest)
+        checks += [TagCheck(spec.name, f"{spec.tag} {platform}", digest, found, problem),
+                   _sbom_check(plan, spec.name, digest)]
+        if public is not None:
+            checks.append(_signature_check(plan, spec.name, digest, public))
     return checks
 
 
@@ -78,6 +107,12 @@ def _signature_checks(plan: ReleasePlan, name: str, digest: str,
     return [*(_signature_check(plan, name, signed, public)
               for signed in (digest, *([sbom] if sbom else []))),
             _attestation_check(plan, name, digest, public), _referrers_check(plan, name, digest)]
+
+
+def _entry_problem(found: str | None, recorded: str) -> str | None:
+    if found is None:
+        return "the index lacks this platform"
+    return None if found == recorded else "the index names another digest than the record's"
 
 
 def _referrers_check(plan: ReleasePlan, name: str, digest: str) -> TagCheck:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
@@ -22,7 +23,7 @@ ERROR_LINES = 6
 ERROR_LINE = re.compile(r"ERROR|Error|error:|^E: |Failed |No matching|Unable to locate|not found")
 URL_HOST = re.compile(r"(https?://)[^/\s]+")
 COLUMNS = ("image", "framework", "version", "Python", "OS", "CUDA", "cuDNN", "NCCL", "TensorRT",
-           "min driver", "size", "build", *TIERS, "pushed")
+           "min driver", "size", "build", *TIERS, "pushed", "platforms")
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,26 @@ def matrix_row(name: str, image: ImageRecord | None) -> MatrixRow:
     cells = (name, framework, version, _label(labels, "python"), _label(labels, "os"),
              _label(labels, "cuda"), _label(labels, "cudnn"), _label(labels, "nccl"),
              version if framework == "tensorrt" else "-", _label(labels, "min-driver"),
-             _size(image), _build(image), *tiers, _pushed(image))
+             _size(image), _build(image), *tiers, _pushed(image), platforms_cell(image))
     return MatrixRow(cells, image)
+
+
+def platforms_cell(image: ImageRecord) -> str:
+    """Each platform the image ships or tried: `amd64, arm64 (emulated)`; one left out or
+    failed says so. T0-T3 above are the build host's platform's."""
+    cells = [HOST_PLATFORM.rsplit("/", 1)[-1]]
+    for platform, entry in sorted(image.platforms.items()):
+        arch = platform.rsplit("/", 1)[-1]
+        if entry.left_out is not None:
+            cells.append(f"{arch} left out")
+        elif entry.validation.verdict == "pass":
+            cells.append(f"{arch} (emulated)" if entry.emulated else arch)
+        elif entry.digest is not None:  # published by an earlier run, reused
+            cells.append(arch)
+        else:
+            failed = entry.build.status if entry.build.status != "ok" else entry.validation.status
+            cells.append(f"{arch} {failed}")
+    return ", ".join(cells)
 
 
 def _label(labels: dict[str, str], key: str) -> str:
@@ -124,7 +143,7 @@ def _evidence(image: ImageRecord, record_file: Path) -> list[str]:
                                 ("validation", image.validation.status, image.validation.error),
                                 ("push", image.push.status, image.push.error)):
         if status in ("failed", "blocked"):
-            lines.append(f"- {step}: {status}" + (f": `{_one_line(error)}`" if error else ""))
+            lines.append(f"- {step}: {status}" + (f": `{one_line(error)}`" if error else ""))
     lines += _failed_checks(image, record_file)
     log = evidence_file(record_file.parent, image.build.log or f"logs/{image.name}.log",
                         record_file, f"images.{image.name}.build.log")
@@ -141,7 +160,7 @@ def _failed_checks(image: ImageRecord, record_file: Path) -> list[str]:
         return []
     try:
         checks = json.loads(path.read_text(encoding="utf-8")).get("checks", [])
-        return [f"- check `{check['id']}` failed: {_one_line(check['message'])}"
+        return [f"- check `{check['id']}` failed: {one_line(check['message'])}"
                 for check in checks if check.get("status") == "fail"]
     except (ValueError, AttributeError, KeyError, TypeError) as exc:
         raise InputError([Problem(str(path), 1, "(report)", "not a validation report: "
@@ -165,5 +184,5 @@ def redact(text: str) -> str:
     return URL_HOST.sub(r"\1<host>", text)
 
 
-def _one_line(text: str | None) -> str:
+def one_line(text: str | None) -> str:
     return redact(" ".join((text or "").split())[:400].replace("`", "'"))

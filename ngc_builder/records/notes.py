@@ -11,9 +11,10 @@ from ngc_builder.build import packages
 from ngc_builder.lock.diff import release_changes
 from ngc_builder.lock.models import load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.records import archive
 from ngc_builder.records.evidence import evidence_file
-from ngc_builder.records.matrix import matrix_lines
+from ngc_builder.records.matrix import matrix_lines, one_line
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
 from ngc_builder.services.registry import Registry, RegistryError
 
@@ -33,14 +34,25 @@ def registry_bytes(record: ReleaseRecord, registry: Registry) -> RegistryBytes:
     for name, image in record.images.items():
         if image.push.status != "ok" or not image.push.digest:
             continue
-        manifest = registry.get_manifest(name, image.push.digest)
-        if manifest is None:
-            raise RegistryError(f"{name}@{image.push.digest} is not in the registry")
-        blobs = manifest.blob_sizes()
+        blobs = {}
+        for digest in manifests_of(image):  # an index's bytes are its platforms' images
+            manifest = registry.get_manifest(name, digest)
+            if manifest is None:
+                raise RegistryError(f"{name}@{digest} is not in the registry")
+            blobs.update(manifest.blob_sizes())
         unique.update(blobs)
         summed += sum(blobs.values())
         count += 1
     return RegistryBytes(sum(unique.values()), summed, count)
+
+
+def manifests_of(image: ImageRecord) -> list[str]:
+    """The image manifests behind the image's published digest: each platform's for an
+    index, else the digest itself."""
+    if image.push.host_digest is None:
+        return [image.push.digest] if image.push.digest else []
+    return [image.push.host_digest, *(entry.digest for entry in image.platforms.values()
+                                      if entry.digest and entry.left_out is None)]
 
 
 def release_notes(loaded: LoadedRelease, record: ReleaseRecord, record_file: Path,
@@ -53,6 +65,7 @@ def release_notes(loaded: LoadedRelease, record: ReleaseRecord, record_file: Pat
              "`ngc-builder report` from the release record; do not edit by hand.", "",
              "## Support matrix", "",
              *matrix_lines(loaded, record), "",
+             *platform_lines(record),
              "## Registry bytes", "", *_bytes_lines(record, registry), "",
              "## SBOMs", "", *_sbom_lines(record), "",
              "## Signatures", "", *_signature_lines(record), "",
@@ -66,6 +79,25 @@ def release_notes(loaded: LoadedRelease, record: ReleaseRecord, record_file: Pat
     for name, image in record.images.items():
         lines += _manifest_lines(name, _packages(record_file, name, image))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def platform_lines(record: ReleaseRecord) -> list[str]:
+    """Which images ship several platforms under one tag, how the others were built and
+    validated, and which optional platform was left out (and why)."""
+    lines = []
+    for name, image in record.images.items():
+        others = {p: e for p, e in sorted(image.platforms.items()) if e.left_out is None}
+        if image.push.host_digest and others:
+            lines.append(f"- {name}: {', '.join([HOST_PLATFORM, *others])} under one tag (an "
+                         f"OCI index); `docker pull --platform {next(iter(others))}` picks one.")
+        lines += [f"- {name}: {platform} left out (optional_platforms): {one_line(entry.left_out)}"
+                  for platform, entry in sorted(image.platforms.items()) if entry.left_out]
+    if not lines:
+        return []
+    return ["## Platforms", "", *lines,
+            "- Other platforms are built on the amd64 build host and validated under QEMU "
+            "emulation (T0 and the T2 CPU checks); their GPU checks did not run (no arm64 GPU; "
+            "docs/multiarch.md).", ""]
 
 
 def _bytes_lines(record: ReleaseRecord, registry: Registry) -> list[str]:
@@ -83,7 +115,9 @@ def _bytes_lines(record: ReleaseRecord, registry: Registry) -> list[str]:
 def _sbom_lines(record: ReleaseRecord) -> list[str]:
     """Where each image's CycloneDX SBOM is: an OCI artifact beside it, tagged after its
     digest (`oras pull`, or the registry API: the tag's manifest, then its one layer)."""
-    lines = [f"- {name}: `{record.registry}/{name}:{image.push.sbom}`"
+    lines = [f"- {name}: `{record.registry}/{name}:{image.push.sbom}`" + (
+             " (the index's; each platform's manifest has its own, tagged after its digest)"
+             if image.push.host_digest else "")
              for name, image in record.images.items() if image.push.sbom]
     return lines or ["No SBOM was pushed for this release."]
 
@@ -100,6 +134,8 @@ def _signature_lines(record: ReleaseRecord) -> list[str]:
     key = f"{record.release}.cosign.pub"
     return [f"- Signed with their SBOMs (cosign's `sha256-<digest>.sig`), with the key in "
             f"`{key}`: {', '.join(signed)}.",
+            *(["- An index is signed, and so is each platform's manifest in it."]
+              if any(record.images[name].push.host_digest for name in signed) else []),
             f"- Attested (SLSA provenance, `sha256-<digest>.att`): "
             f"{', '.join(attested) or 'none'}.",
             f"- Check one: `cosign verify --key {key} {first}`, then `cosign "

@@ -17,6 +17,7 @@ import pytest
 from ngc_builder.publish.index import platforms_of
 from ngc_builder.publish.keys import PUBLIC_FILE
 from ngc_builder.publish.sbom import sbom_tag
+from ngc_builder.publish.signing import signature_tag
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import HttpRegistry, parse_registry
 from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, cli
@@ -129,3 +130,30 @@ def test_a_second_run_finds_both_platforms_published_and_builds_nothing(
         assert record["push"]["digest"] == released.record["images"][name]["push"]["digest"]
         assert record["platforms"][ARM]["digest"] == \
             released.record["images"][name]["platforms"][ARM]["digest"]
+
+
+def _verify(released: ReleaseRun) -> tuple[int, dict[str, str | None], str]:
+    done = cli("verify", str(released.manifest), "--registry", released.registry,
+               "--build-dir", str(released.build_dir), "--json")
+    checks = {f"{c['image']} {c['tag']}": c["problem"] for c in json.loads(done.stdout)}
+    return done.returncode, checks, done.stderr
+
+
+def test_verify_checks_each_platform_and_names_a_swapped_arm64_signature(
+        released: ReleaseRun) -> None:
+    """Last in this module: it damages what the release pushed."""
+    code, checks, _ = _verify(released)
+    assert code == 0
+    record = released.record["images"]["jax"]
+    arm64, amd64 = record["platforms"][ARM]["digest"], record["push"]["host_digest"]
+    for key in ("jax 26.11-py3 linux/amd64", "jax 26.11-py3 linux/arm64",
+                f"jax {signature_tag(arm64)}", f"jax {sbom_tag(arm64)}"):
+        assert key in checks and checks[key] is None, key
+    registry = parse_registry(released.registry)
+    amd64_signature = registry.get_manifest("jax", signature_tag(amd64))
+    assert amd64_signature is not None
+    registry.put_manifest("jax", signature_tag(arm64), amd64_signature)  # a hostile push
+    code, checks, stderr = _verify(released)
+    assert code == 1
+    assert checks[f"jax {signature_tag(arm64)}"] is not None
+    assert f"jax:{signature_tag(arm64)}" in stderr

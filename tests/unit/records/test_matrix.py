@@ -9,10 +9,12 @@ import pytest
 from ngc_builder.errors import InputError
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import plan_release
-from ngc_builder.records.matrix import support_matrix
+from ngc_builder.records.matrix import platforms_cell, support_matrix
+from ngc_builder.records.notes import platform_lines
 from ngc_builder.records.record import (
     BuildRecord,
     ImageRecord,
+    PlatformRecord,
     PushRecord,
     ReleaseRecord,
     ValidationRecord,
@@ -21,6 +23,7 @@ from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 
 pytestmark = pytest.mark.unit
+ARM = "linux/arm64"
 
 
 def test_matrix_rows_and_failure_evidence(write_release: WriteRelease, tmp_path: Path) -> None:
@@ -95,3 +98,29 @@ def test_a_malformed_validation_report_is_bad_input_naming_it(
     assert reason in ("not a validation report: JSONDecodeError",
                       "not a validation report: AttributeError",
                       "not a validation report: KeyError")
+
+
+def test_the_platforms_column_and_the_notes_say_what_each_image_ships() -> None:
+    record = ReleaseRecord(release="26.11", registry="localhost:5000", manifest="26.11.yaml")
+    amd64_alone = ImageRecord(name="pytorch", kind="framework")
+    both = ImageRecord(name="jax", kind="framework")
+    both.push.digest, both.push.host_digest = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+    both.platforms[ARM] = PlatformRecord(digest="sha256:" + "c" * 64)
+    both.platforms[ARM].validation.verdict = "pass"
+    left = ImageRecord(name="tensorflow", kind="framework")
+    left.platforms[ARM] = PlatformRecord(left_out="validate linux/arm64: failed: tf.train_cpu")
+    failed = ImageRecord(name="mxnet", kind="framework")
+    failed.platforms[ARM] = PlatformRecord()
+    failed.platforms[ARM].build.status = "failed"
+    assert [platforms_cell(image) for image in (amd64_alone, both, left, failed)] == [
+        "amd64", "amd64, arm64 (emulated)", "amd64, arm64 left out", "amd64, arm64 failed"]
+    record.images = {image.name: image for image in (amd64_alone, both, left)}
+    lines = platform_lines(record)
+    assert lines[:4] == [
+        "## Platforms", "",
+        "- jax: linux/amd64, linux/arm64 under one tag (an OCI index); `docker pull "
+        "--platform linux/arm64` picks one.",
+        "- tensorflow: linux/arm64 left out (optional_platforms): validate linux/arm64: "
+        "failed: tf.train_cpu"]
+    record.images = {"pytorch": amd64_alone}
+    assert platform_lines(record) == []  # nothing to say for a release on one platform
