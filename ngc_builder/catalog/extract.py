@@ -13,6 +13,7 @@ from ngc_builder.catalog.model import (
     Image,
 )
 from ngc_builder.catalog.source import Row, Sources
+from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.records.archive import ArchivedImage
 from ngc_builder.records.record import ImageRecord
 
@@ -64,7 +65,18 @@ def image(sources: Sources, name: str) -> Image:
         size_bytes=record.build.size_bytes if record else None,
         validation=verdicts.validation(sources, name, record),
         packages=diff.listed(packages), diff=diff.against_previous(sources, name, packages),
-        failure=None if state == PUBLISHED else verdicts.failure(sources, reason, record))
+        failure=None if state == PUBLISHED else verdicts.failure(sources, reason, record),
+        platforms=_platforms(record, row))
+
+
+def _platforms(record: ImageRecord | None, row: Row | None) -> tuple[str, ...]:
+    """What the run shipped (not what it left out or failed), else what the manifest lists."""
+    if record is not None and record.platforms:
+        return (HOST_PLATFORM, *sorted(
+            platform for platform, entry in record.platforms.items() if entry.left_out is None
+            and (entry.validation.verdict == "pass" or entry.digest is not None)))
+    listed = row.platforms if row is not None else ()
+    return (HOST_PLATFORM, *sorted(set(listed) - {HOST_PLATFORM}))
 
 
 def planned_labels(sources: Sources, row: Row | None) -> dict[str, str]:

@@ -122,6 +122,7 @@ class Image:
     packages: Packages | None
     diff: PackageDiff
     failure: Failure | None = None
+    platforms: tuple[str, ...] = ("linux/amd64",)  # one tag, an index over these
 
     @property
     def page(self) -> str:

@@ -58,7 +58,8 @@ def _filters(catalog: Catalog) -> list[tuple[str, str, tuple[str, ...]]]:
     return [("framework", "Framework", catalog.options("framework")),
             ("cuda", "CUDA", catalog.options("cuda")),
             ("os", "OS", catalog.options("os")),
-            ("gpu", "GPU target", catalog.options("gpu_targets"))]
+            ("gpu", "GPU target", catalog.options("gpu_targets")),
+            ("platform", "Platform", catalog.options("platforms"))]
 
 
 def write_site(catalog: Catalog, out: Path) -> list[Path]:
@@ -80,5 +81,5 @@ def write_site(catalog: Catalog, out: Path) -> list[Path]:
 def row_search(image: Image) -> str:
     """The words the index's search box matches for a row."""
     words = [image.name, image.title, image.framework, image.framework_version, image.python,
-             image.os, image.cuda, image.state, *image.gpu_targets]
+             image.os, image.cuda, image.state, *image.gpu_targets, *image.platforms]
     return " ".join(word.lower() for word in words if word and word != "-")

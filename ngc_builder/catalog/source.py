@@ -11,11 +11,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from ngc_builder.build import packages
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.manifest.platforms import Platform
 from ngc_builder.manifest.source import load_yaml
 from ngc_builder.records import archive
 from ngc_builder.records.evidence import check_evidence, evidence_file
@@ -36,6 +37,7 @@ class Row:
     base: str | None
     gpu_targets: tuple[str, ...]
     expect_failure: str | None
+    platforms: tuple[str, ...] = ()  # those we build, as listed (the archive is not trusted)
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,8 @@ def _row(path: Path, index: int, item: Any) -> Row:
     failure = item.get("expect_failure")
     return Row(name, str(item["framework"]), str(item.get("version") or "-"),
                _optional(item.get("stack")), _optional(item.get("base")),
-               _strings(item.get("gpu_targets")), None if failure is None else str(failure))
+               _strings(item.get("gpu_targets")), None if failure is None else str(failure),
+               tuple(p for p in _strings(item.get("platforms")) if p in get_args(Platform)))
 
 
 def _optional(value: Any) -> str | None:

@@ -45,6 +45,7 @@ images:
   - framework: tensorrt
     version: "11.4.0.106"
     stack: cu13
+    platforms: [linux/amd64, linux/arm64, "<script>alert('x')</script>", ../../x]
     expect_failure: "the wheel downloads libnvinfer from an index these machines cannot reach"
 """
 

@@ -9,8 +9,9 @@ import pytest
 
 from ngc_builder.catalog.extract import build_catalog
 from ngc_builder.catalog.model import EXPECTED_FAILURE, PUBLISHED, Catalog, Image
+from ngc_builder.catalog.render import pages
 from ngc_builder.catalog.source import load_sources
-from ngc_builder.records.record import load_record, save_record
+from ngc_builder.records.record import PlatformRecord, load_record, save_record
 from tests.unit.catalog.records import GPU, HOSTILE, KEY, PYTORCH, write_all, write_archive
 
 pytestmark = pytest.mark.unit
@@ -146,3 +147,25 @@ def test_an_image_adopted_from_the_registry_says_where_its_checks_are(tmp_path: 
     assert shown.note is not None and "(None)" not in shown.note
     assert "adopted the image from the registry" in shown.note
     assert [tier.verdict for tier in shown.tiers] == ["pass", "pass", "pass", "skip: no GPU"]
+
+
+def test_platforms_are_what_the_run_shipped_and_the_index_filters_on_them(
+        tmp_path: Path) -> None:
+    fixture = write_all(tmp_path)
+    record = load_record(fixture.record)
+    assert record is not None
+    shipped = PlatformRecord(digest="sha256:" + "c" * 64)
+    record.images["pytorch"].platforms["linux/arm64"] = shipped
+    record.images["tensorrt"].platforms["linux/arm64"] = PlatformRecord(left_out="build: failed")
+    save_record(record, fixture.record)
+    catalog = catalog_of(tmp_path, fixture.record)
+    assert by_name(catalog, "pytorch").platforms == ("linux/amd64", "linux/arm64")
+    assert by_name(catalog, "tensorrt").platforms == ("linux/amd64",)  # left out: not shipped
+    assert catalog.options("platforms") == ("linux/amd64", "linux/arm64")
+    page = pages(catalog)
+    assert 'data-platform="linux/amd64 linux/arm64"' in page["index.html"]
+    assert "docker pull --platform linux/arm64" in page["images/pytorch.html"]
+    assert "--platform" not in page["images/tensorrt.html"]
+    # Without a record, the archived manifest's list, where only platforms we build count.
+    unrecorded = by_name(catalog_of(tmp_path, None), "tensorrt")
+    assert unrecorded.platforms == ("linux/amd64", "linux/arm64")
