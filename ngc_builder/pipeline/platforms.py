@@ -17,7 +17,7 @@ from ngc_builder.build.wheel_install import VenvTree
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import ImageLock
-from ngc_builder.manifest.platforms import HOST_PLATFORM, others
+from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM, others
 from ngc_builder.pipeline import reuse
 from ngc_builder.pipeline.judge import outcome_fields
 from ngc_builder.pipeline.run import PlatformInputs, Run
@@ -125,7 +125,7 @@ def platform_labels(labels: dict[str, str], platform: str) -> dict[str, str]:
     """The host image's labels, with a key label of its own: a local image found by the
     host's key (`find_built`) must never be another platform's."""
     key = labels.get(KEY_LABEL)
-    return {**labels, KEY_LABEL: f"{key}.{platform.rsplit('/', 1)[-1]}"} if key else labels
+    return {**labels, KEY_LABEL: f"{key}.{DEB_ARCHES[platform]}"} if key else labels
 
 
 def _parent_for(run: Run, spec: ImageSpec, platform: str) -> None:
@@ -155,7 +155,7 @@ def _validate(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
         run.ui.step(spec.name, f"{platform}: validation already passed for this image")
         return
     run.ui.step(spec.name, f"validating {platform} (emulated, GPU: none)")
-    arch = platform.rsplit("/", 1)[-1]
+    arch = DEB_ARCHES[platform]
     outcome = validate_image(run.engine_for(spec.name), image_id,
                              entry.labels, "none",
                              run.inputs.report_dir, f"{spec.name}.{arch}", platform=platform)
@@ -174,7 +174,8 @@ def push_platforms(run: Run, spec: ImageSpec, record: ImageRecord, host_digest: 
     """Each shipped platform's image pushed beside the host's, then the candidate tag
     pointed at one index over them all; the index's digest (the host's when it ships alone)."""
     ours = shipped(spec, record)
-    if not ours:
+    if not ours:  # the host's image alone (an optional platform left out this time)
+        record.push.host_digest = None
         return host_digest
     engine, sink = run.engine_for(spec.name), run.ui.sink(spec.name)
     images = [PlatformImage(HOST_PLATFORM, host_digest)]
@@ -182,7 +183,7 @@ def push_platforms(run: Run, spec: ImageSpec, record: ImageRecord, host_digest: 
     with step_errors(spec, "push", spec.remote_repository(run.registry)):
         for platform, entry in sorted(ours.items()):
             if entry.digest is None or not reuse.held(run, spec, entry.digest):
-                tag = f"{candidate}.{platform.rsplit('/', 1)[-1]}"
+                tag = f"{candidate}.{DEB_ARCHES[platform]}"
                 entry.digest = transfer(engine, spec, entry.build.image_id or "", run.registry,
                                         tag, sink)
             images.append(PlatformImage(platform, entry.digest))

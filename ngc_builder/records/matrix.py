@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.load import LoadedRelease
-from ngc_builder.manifest.platforms import HOST_PLATFORM
+from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
@@ -85,9 +85,9 @@ def matrix_row(name: str, image: ImageRecord | None) -> MatrixRow:
 def platforms_cell(image: ImageRecord) -> str:
     """Each platform the image ships or tried: `amd64, arm64 (emulated)`; one left out or
     failed says so. T0-T3 above are the build host's platform's."""
-    cells = [HOST_PLATFORM.rsplit("/", 1)[-1]]
+    cells = [DEB_ARCHES[HOST_PLATFORM]]
     for platform, entry in sorted(image.platforms.items()):
-        arch = platform.rsplit("/", 1)[-1]
+        arch = DEB_ARCHES[platform]
         if entry.left_out is not None:
             cells.append(f"{arch} left out")
         elif entry.validation.verdict == "pass":

@@ -87,3 +87,18 @@ def test_a_platform_the_manifest_no_longer_lists_is_not_shipped_from_an_old_reco
     record.platforms[ARM].validation.verdict = "pass"  # passed when arm64 was still listed
     assert platforms.shipped(run.inputs.plan.get("jax"), record) == {}
     run.ui.close()
+
+
+def test_an_image_shipping_its_host_platform_alone_this_time_is_no_index(
+        write_release: WriteRelease, tmp_path: Path) -> None:
+    """An earlier run pushed an index; this run left the optional arm64 out: the candidate is
+    the host's image itself, and nothing reads it as an index (SBOMs, signatures, verify)."""
+    run = _run(write_release, tmp_path, BOTH + "    optional_platforms: [linux/arm64]\n")
+    record = ImageRecord(name="jax", kind="framework")
+    record.push.host_digest = "sha256:" + "b" * 64
+    record.platforms[ARM] = PlatformRecord(left_out="validate linux/arm64: failed: x")
+    host = "sha256:" + "a" * 64
+    assert platforms.push_platforms(run, run.inputs.plan.get("jax"), record, host,
+                                    "26.11-py3-rc2") == host
+    assert record.push.host_digest is None
+    run.ui.close()
