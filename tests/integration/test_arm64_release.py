@@ -20,7 +20,8 @@ from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.publish.signing import signature_tag
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import HttpRegistry, parse_registry
-from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, cli
+from tests.conftest import DATA
+from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, ci_project, cli
 from tests.integration.test_arm64_build import _project
 from tests.integration.test_signing import cosign_verify
 
@@ -130,6 +131,63 @@ def test_a_second_run_finds_both_platforms_published_and_builds_nothing(
         assert record["push"]["digest"] == released.record["images"][name]["push"]["digest"]
         assert record["platforms"][ARM]["digest"] == \
             released.record["images"][name]["platforms"][ARM]["digest"]
+
+
+def _failing_project(root: Path) -> Path:
+    """The two-platform CI release's base and stack under two rows of the amd64only test
+    framework, whose probe fails on aarch64 (data/frameworks/amd64only)."""
+    ci_project(root)
+    (root / "frameworks" / "amd64only").symlink_to(DATA / "frameworks" / "amd64only")
+    for name in ("ci-arm64-fail.yaml", "ci-arm64-fail.lock.json"):
+        (root / "releases" / name).write_text((DATA / "releases" / name).read_text())
+    return root / "releases" / "ci-arm64-fail.yaml"
+
+
+@pytest.fixture(scope="module")
+def arm64_fails(locked_trixie_os: str, tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
+    root = tmp_path_factory.mktemp("arm64-fails")
+    return _release(root, _failing_project(root), f"{REGISTRY_HOST}/armfail-{secrets.token_hex(4)}")
+
+
+def test_a_failed_arm64_validation_keeps_the_whole_image_out(arm64_fails: ReleaseRun) -> None:
+    assert arm64_fails.code == 1, arm64_fails.stderr[-3000:]
+    record = arm64_fails.record["images"]["amd64only"]
+    arm = record["platforms"][ARM]
+    assert (record["build"]["status"], record["validation"]["verdict"]) == ("ok", "pass")
+    assert (arm["build"]["status"], arm["validation"]["verdict"], arm["left_out"]) == \
+        ("ok", "fail", None)
+    report = json.loads(Path(arm["validation"]["report"]).read_text())
+    [check] = [c for c in report["checks"] if c["id"] == "amd64only.machine"]
+    assert (check["status"], report["environment"]["platform"]) == ("fail", ARM)
+    assert record["push"]["status"] == "blocked"
+    assert record["push"]["error"].startswith(f"{ARM} did not pass: validate {ARM}")
+    assert "amd64only: validate linux/arm64" in arm64_fails.stderr
+    registry = parse_registry(arm64_fails.registry)
+    assert registry.list_tags("amd64only") == []  # not even its amd64 image, which passed
+    local = _docker("images", "--format", "{{.Repository}}:{{.Tag}}").split()
+    assert not [ref for ref in local if ref.startswith(f"{arm64_fails.registry}/amd64only:")]
+
+
+def test_an_optional_platform_that_fails_is_left_out_and_the_release_says_so(
+        arm64_fails: ReleaseRun) -> None:
+    record = arm64_fails.record["images"]["amd64only-optional"]
+    left_out = record["platforms"][ARM]["left_out"]
+    assert left_out is not None and left_out.startswith(f"validate {ARM}: failed")
+    assert (record["push"]["status"], record["push"]["host_digest"]) == ("ok", None)
+    assert f"amd64only-optional: {ARM} left out (optional_platforms)" in arm64_fails.stderr
+    registry = parse_registry(arm64_fails.registry)
+    for tag in record["push"]["promoted"]:  # a plain amd64 manifest, no index
+        assert registry.manifest_digest("amd64only-optional", tag) == record["push"]["digest"]
+    ref = f"{arm64_fails.registry}/amd64only-optional:26.11-py3"
+    shipped = json.loads(_docker("manifest", "inspect", "--insecure", ref))
+    assert "manifests" not in shipped and shipped["config"]["digest"].startswith("sha256:")
+    notes = arm64_fails.root / "notes.md"
+    done = cli("report", str(arm64_fails.manifest), "--build-dir", str(arm64_fails.build_dir),
+               "--out", str(arm64_fails.root / "matrix.md"), "--notes", str(notes),
+               "--archive", str(arm64_fails.root / "archive"))
+    assert done.returncode == 0, done.stderr
+    assert f"- amd64only-optional: {ARM} left out (optional_platforms): validate {ARM}" \
+        in notes.read_text()
 
 
 def _verify(released: ReleaseRun) -> tuple[int, dict[str, str | None], str]:
