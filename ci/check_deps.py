@@ -29,10 +29,10 @@ REPO = Path(__file__).resolve().parent.parent
 LOCK = REPO / "requirements" / "builder.txt"
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.MULTILINE)
 FIRST_PARTY = {"ngc_builder", "tests", "bench", "ci"}
-# Code the builder's venv never runs: probes run inside the images, the GPU tests with a GPU
-# node's own Python (docs/testing.md); what they import is not ours to lock. The runner runs
-# in bare images too: it may import the standard library only.
-ELSEWHERE = ("frameworks/", "tests/gpu/")
+# Code the builder's venv never runs: probes run inside the images (the test frameworks' too),
+# the GPU tests with a GPU node's own Python (docs/testing.md); what they import is not ours
+# to lock. The runner runs in bare images too: it may import the standard library only.
+ELSEWHERE = ("frameworks/", "tests/integration/data/frameworks/", "tests/gpu/")
 STDLIB_ONLY = "ngc_builder/runner/"
 SCANNED = ("ngc_builder", "tests", "bench", "ci")
 

@@ -18,7 +18,8 @@ from packaging.version import Version
 
 from ngc_builder.bump.index import VersionIndex
 from ngc_builder.errors import StepError
-from ngc_builder.manifest.models import CudaStack, Framework, ImageEntry
+from ngc_builder.manifest.framework import Framework
+from ngc_builder.manifest.models import CudaStack, ImageEntry
 from ngc_builder.manifest.specifiers import track_specifier
 from ngc_builder.manifest.stacks import Need, is_cuda_library, python_ok, walk
 from ngc_builder.manifest.wheels import Fetcher, Target

@@ -12,8 +12,9 @@ import requests
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import EngineError, InputError, Problem
+from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model, load_release
-from ngc_builder.manifest.models import RELEASE_RE, Framework
+from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.manifest.site import slurm_site
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.runner.report import RunReport

@@ -100,7 +100,7 @@ def check_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
             if locked is None or locked.error is not None:
                 continue
             walk = _walk(loaded, plan, closure, spec, metadata.requires, platform)
-            debs = _deb_findings(loaded, plan, closure, spec, metadata.controls)
+            debs = _deb_findings(loaded, plan, closure, spec, metadata.controls, platform)
             at = (*prefix, "images", spec.name)
             problems += [where.problem((*at, "pip", *step), message)
                          for step, message in walk.problems]
@@ -112,7 +112,7 @@ def check_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
 
 
 def _deb_findings(loaded: LoadedRelease, plan: ReleasePlan, closure: PlatformLock,
-                  spec: ImageSpec, controls: Controls) -> DebFindings:
+                  spec: ImageSpec, controls: Controls, platform: str) -> DebFindings:
     own = closure.images[spec.name].apt
     if spec.base not in closure.os:  # an OS base pulled, not locked: what it holds is
         return DebFindings()  # unknown, so its images' .debs cannot be held to a closure
@@ -120,7 +120,7 @@ def _deb_findings(loaded: LoadedRelease, plan: ReleasePlan, closure: PlatformLoc
     below = [package for name in ancestors(plan, spec)
              if (entry := closure.images.get(name)) is not None for package in entry.apt]
     below += closure.os[spec.base].apt
-    return check_debs(apt_requirements(loaded, spec), own, below, controls)
+    return check_debs(apt_requirements(loaded, spec, platform), own, below, controls)
 
 
 def _walk(loaded: LoadedRelease, plan: ReleasePlan, closure: PlatformLock, spec: ImageSpec,

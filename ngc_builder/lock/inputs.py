@@ -37,12 +37,14 @@ def pip_requirements(loaded: LoadedRelease, spec: ImageSpec) -> list[str]:
     return []
 
 
-def apt_requirements(loaded: LoadedRelease, spec: ImageSpec) -> list[str]:
+def apt_requirements(loaded: LoadedRelease, spec: ImageSpec,
+                     platform: str = HOST_PLATFORM) -> list[str]:
     if spec.kind == "base":
         return list(loaded.bases[spec.base].apt_packages)
     if spec.kind == "framework":
         assert spec.entry is not None
-        return loaded.frameworks[spec.entry.framework].spec.apt_for(spec.entry.variant)
+        return loaded.frameworks[spec.entry.framework].spec.apt_for(spec.entry.variant,
+                                                                     platform)
     return []
 
 
@@ -53,7 +55,8 @@ def image_inputs(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec,
     image, whose versions it keeps (when those move, it is stale)."""
     target = target_of(loaded, spec, platform)
     base = loaded.bases[spec.base]
-    inputs = {"pip": pip_requirements(loaded, spec), "apt": apt_requirements(loaded, spec),
+    inputs = {"pip": pip_requirements(loaded, spec),
+              "apt": apt_requirements(loaded, spec, platform),
               "target": [f"python {target.python}", f"glibc {target.glibc}", target.machine],
               "os": [base.name, base.os_version]}
     below = lock.of_platform(platform).images

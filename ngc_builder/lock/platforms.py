@@ -48,7 +48,7 @@ def engine_apt(loaded: LoadedRelease, plan: ReleasePlan, engine: Engine,
                sink: LineSink) -> ForeignAptResolver:
     """The resolver that runs apt in each OS base's host-platform image in `engine`."""
     def resolve(base_name: str, platform: str) -> ForeignResolution:
-        layers = {spec.name: apt_requirements(loaded, spec) for spec in plan.images
+        layers = {spec.name: apt_requirements(loaded, spec, platform) for spec in plan.images
                   if spec.base == base_name and spec.kind == "framework"
                   and platform in spec.platforms}
         return resolve_foreign_apt(engine, plan.os_refs[base_name], DEB_ARCHES[platform],

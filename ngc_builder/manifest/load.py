@@ -11,7 +11,8 @@ from packaging.specifiers import SpecifierSet
 from pydantic import BaseModel, ValidationError
 
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.manifest.models import BaseImage, Framework, ImageEntry, Release
+from ngc_builder.manifest.framework import Framework
+from ngc_builder.manifest.models import BaseImage, ImageEntry, Release
 from ngc_builder.manifest.source import SourceMap, load_yaml
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -115,6 +116,9 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
+SHAPE_ERRORS = ("dict_type", "list_type")
+
+
 def load_model(path: Path, model: type[ModelT], display: str) -> tuple[ModelT, SourceMap]:
     data, source = load_yaml(path, display)
     if not isinstance(data, dict):
@@ -122,11 +126,26 @@ def load_model(path: Path, model: type[ModelT], display: str) -> tuple[ModelT, S
     try:
         return model.model_validate(data), source
     except ValidationError as exc:
-        raise InputError([_to_problem(error, source) for error in exc.errors()]) from None
+        raise InputError([_to_problem(error, source) for error in _meant(exc.errors())]) from None
+
+
+def _field(error: Any) -> tuple[str | int, ...]:
+    """Where the error is, without pydantic's names of union members and validators
+    ("list[...]", "function-after[...]"): no field name holds a bracket."""
+    return tuple(part for part in error["loc"] if not (isinstance(part, str) and "[" in part))
+
+
+def _meant(errors: list[Any]) -> list[Any]:
+    """A field that may be a list or a mapping fails as both: a shape error ("should be a valid
+    dictionary") is left out where the other shape found what is wrong inside the value."""
+    deeper = [_field(error) for error in errors if error["type"] not in SHAPE_ERRORS]
+    return [error for error in errors if error["type"] not in SHAPE_ERRORS or not any(
+        len(loc) > len(_field(error)) and loc[:len(_field(error))] == _field(error)
+        for loc in deeper)]
 
 
 def _to_problem(error: Any, source: SourceMap) -> Problem:
-    loc = tuple(part for part in error["loc"] if not str(part).startswith("function-after"))
+    loc = _field(error)
     message = str(error["msg"]).removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
         message = "unknown field"

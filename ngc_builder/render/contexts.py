@@ -242,7 +242,8 @@ def _render_framework(
     text = env.get_template("framework.Dockerfile.j2").render(
         framework=framework.spec, image=view, layer_template=layer, **context,
         **wheel_install(lock_file, locked.pip, context),
-        apt_install=apt_install(locked.apt, framework.spec.apt_for(entry.variant)))
+        apt_install=apt_install(locked.apt, framework.spec.apt_for(entry.variant,
+                                                                   str(context["platform"]))))
     return RenderedImage(spec, text, files)
 
 

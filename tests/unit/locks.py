@@ -78,12 +78,14 @@ def arm(name: str) -> AptPackage:
 
 
 def foreign_apt(loaded: LoadedRelease) -> ForeignAptResolver:
-    """linux/arm64's resolver: the OS base is libc6, each layer's packages at 1.0 for arm64."""
+    """linux/arm64's resolver: the OS base is libc6, each layer's packages for arm64 at 1.0."""
     def resolve(base_name: str, platform: str) -> ForeignResolution:
         assert platform == "linux/arm64"
         return ForeignResolution([arm("libc6")], AptResolution(
             [arm(name) for name in loaded.bases[base_name].apt_packages],
-            {spec.name: [] for spec in plan_release(loaded).images if spec.kind == "framework"}))
+            {spec.name: [arm(name) for name in loaded.frameworks[spec.entry.framework].spec
+                         .apt_for(spec.entry.variant, platform)]
+             for spec in plan_release(loaded).images if spec.entry is not None}))
     return resolve
 
 

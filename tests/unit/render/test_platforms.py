@@ -77,3 +77,20 @@ def test_a_platform_build_asks_the_engine_for_its_platform(write_release: WriteR
                 {}, lambda _: None)
     platforms = [call[3].get("platform") for call in engine.calls if call[0] == "build"]
     assert platforms == ["linux/arm64", None]
+
+
+def test_a_debian_package_restricted_to_amd64_is_left_out_of_the_arm64_layer(
+        write_release: WriteRelease) -> None:
+    """pytorch's libquadmath0 [amd64]: GCC has no libquadmath on arm64 (apt cannot find one)."""
+    manifest = write_release(GOOD_RELEASE.replace(
+        "    stack: cu13\n", "    stack: cu13\n    platforms: [linux/amd64, linux/arm64]\n", 1),
+        lock=False)
+    write_platform_lock(manifest)
+    prepared = prepare(manifest, None, stack_check=False)
+    lock = prepared.lock
+    assert lock.images["pytorch"].inputs["apt"] == ["libquadmath0"]
+    assert lock.of_platform("linux/arm64").images["pytorch"].inputs["apt"] == []
+    arm = {image.spec.name: image.dockerfile
+           for image in render_platform(prepared.loaded, prepared.plan, lock, "linux/arm64")}
+    host = {image.spec.name: image.dockerfile for image in prepared.rendered}
+    assert "libquadmath0" in host["pytorch"] and "libquadmath0" not in arm["pytorch"]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model
-from ngc_builder.manifest.models import Framework
 from ngc_builder.validate.hostrun import framework_facts, host_expect
 
 pytestmark = pytest.mark.unit

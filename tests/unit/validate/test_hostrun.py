@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model
-from ngc_builder.manifest.models import Framework
 from ngc_builder.validate.baselines import BaselineBook, runner_document
 from ngc_builder.validate.hostrun import (
     candidate_pythons,
