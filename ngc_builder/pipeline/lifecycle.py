@@ -238,7 +238,7 @@ def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) ->
     try:
         done = promote(run.engine_for(spec.name), run.registry, spec, digest,
                        run.inputs.keys[spec.name].tag,
-                       list(run.policy.aliases), run.policy.force, record.build.image_id)
+                       list(run.policy.aliases), run.policy.force, _pushable(record))
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message
         raise
@@ -255,14 +255,19 @@ def stage_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> N
     attach_sbom(run, spec, record, digest)
     staged = run.inputs.keys[spec.name].staged_tag
     try:
-        stage(run.engine_for(spec.name), run.registry, spec, digest, staged,
-              record.build.image_id)
+        stage(run.engine_for(spec.name), run.registry, spec, digest, staged, _pushable(record))
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message
         raise
     record.push.status, record.push.error, record.push.staged = "ok", None, staged
     run.ui.step(spec.name, f"staged {spec.remote_repository(run.registry)}:{staged} -> "
                            f"{digest} (not promoted: --no-promote)")
+
+def _pushable(record: ImageRecord) -> str | None:
+    """The image the engine may push to move a tag where the registry refuses our API
+    credentials; none for an index, which the engine would replace by the host's image."""
+    return record.build.image_id if record.push.host_digest is None else None
+
 
 def fail_pending(record: ImageRecord, reason: str) -> None:
     for step in (record.build, record.validation, record.push):

@@ -47,17 +47,19 @@ def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
         _adopt(run, spec, record, digest)
     record.build.reused = record.validation.reused = True
     run.ui.step(spec.name, f"unchanged: registry holds {key.tag[:16]}... at {digest}")
-    record.push = record.push.model_copy(update={"status": "ok", "digest": digest,
-                                                 "reused": True, "error": None})
-    for platform, found in held.items():
+    record.push = record.push.model_copy(update={
+        "status": "ok", "digest": digest, "reused": True, "error": None,
+        "host_digest": held.get(HOST_PLATFORM)})
+    for platform, found in _others(held).items():
         entry = record.platforms.setdefault(platform, PlatformRecord())
         entry.digest, entry.left_out = found, None
     return digest
 
 
 def _published_platforms(run: Run, spec: ImageSpec, digest: str) -> dict[str, str] | None:
-    """platform -> manifest of each other platform the published index holds; None when it
-    lacks one the image must ship (then it is built again, all of it)."""
+    """platform -> manifest of each platform of the image the published index holds (the
+    host's too; {} for a one-platform image); None when it lacks one the image must ship
+    (then it is built again, all of it)."""
     if not others(spec.platforms):
         return {}
     try:
@@ -71,8 +73,11 @@ def _published_platforms(run: Run, spec: ImageSpec, digest: str) -> dict[str, st
     if missing:
         run.ui.step(spec.name, f"the registry's {digest[:19]} lacks {', '.join(missing)}")
         return None
-    return {platform: found for platform, found in held.items() if platform in spec.platforms
-            and platform != HOST_PLATFORM}
+    return {platform: found for platform, found in held.items() if platform in spec.platforms}
+
+
+def _others(held: dict[str, str]) -> dict[str, str]:
+    return {platform: found for platform, found in held.items() if platform != HOST_PLATFORM}
 
 def _adopt(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     """The record of an image another run published: its labels and attested validation
@@ -134,13 +139,14 @@ def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     published and now to be validated with GPUs) on a host that has no copy: pulled by digest,
     gated again here; its push is already done."""
     found = _pushed_by_key(run, spec)
-    if found is None:
-        return False
+    held = None if found is None else _published_platforms(run, spec, found[1])
+    if found is None or held is None or set(others(spec.platforms)) - set(held):
+        return False  # an index without each platform: built anew, every platform
     tag, digest = found
     run.ui.step(spec.name, f"the registry holds {tag[:20]}... at {digest}: pulling it "
                            "rather than building it")
     engine = run.engine_for(spec.name)
-    image_id = pull(run, engine, spec, digest)
+    image_id = pull(run, engine, spec, held.get(HOST_PLATFORM, digest))
     inspection = engine.api.inspect_image(image_id)
     labels = dict(inspection["Config"].get("Labels") or {})
     key = run.inputs.keys[spec.name]
@@ -151,8 +157,24 @@ def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
                                inputs=key.inputs(), log=str(run.ui.log_path(spec.name)),
                                host=run.host_label(spec.name))
     record.validation = ValidationRecord()
-    record.push = PushRecord(digest=digest, image_id=image_id, reused=True)
+    record.push = PushRecord(digest=digest, image_id=image_id, reused=True,
+                             host_digest=held.get(HOST_PLATFORM))
+    record.platforms = {platform: _pulled_platform(run, spec, platform, found)
+                        for platform, found in _others(held).items()}
     return True
+
+
+def _pulled_platform(run: Run, spec: ImageSpec, platform: str, digest: str) -> PlatformRecord:
+    """Another platform of an adopted candidate, pulled by its index entry: the image this run
+    validates (pipeline/platforms.py finds it built) is the one the index promotes."""
+    engine, key = run.engine_for(spec.name), run.inputs.keys[spec.name].key
+    local_ref = run.inputs.platforms[platform].renders[spec.name].local_ref
+    image_id = pull(run, engine, spec, digest, local_ref, platform)
+    labels = dict(engine.api.inspect_image(image_id)["Config"].get("Labels") or {})
+    return PlatformRecord(digest=digest, labels=labels, build=BuildRecord(
+        status="ok", key=key, image_id=image_id, reused=True, source="registry",
+        created=labels.get("org.opencontainers.image.created"),
+        log=str(run.ui.log_path(spec.name))))
 
 def _pushed_by_key(run: Run, spec: ImageSpec) -> tuple[str, str] | None:
     if not (run.policy.push and run.policy.reuse_published):

@@ -155,15 +155,19 @@ def _confirm(engine: Engine, registry: Registry, spec: ImageSpec, tag: str, dige
 def set_tag(engine: Engine, registry: Registry, spec: ImageSpec, digest: str, tag: str,
             image_id: str | None) -> None:
     """Point a tag at a manifest the registry holds, through the API; behind a login, through
-    the engine (its push of an image whose blobs are all there uploads nothing)."""
+    the engine (its push of an image whose blobs are all there uploads nothing). Without
+    `image_id` (an index, which the engine cannot push: it would tag one platform's image
+    alone) only the API can, and a refusal is this step's error."""
     try:
         manifest = registry.get_manifest(spec.name, digest)
         if manifest is None:
             raise RegistryError(f"{spec.name}@{digest} is not in the registry")
         registry.put_manifest(spec.name, tag, manifest)
-    except RegistryAuthError:
+    except RegistryAuthError as exc:
         if image_id is None:
-            raise
+            raise RegistryAuthError(f"{exc}; {digest} can only be tagged through the registry "
+                                    "API (an index of platforms, or no copy on this host)"
+                                    ) from None
         repository = spec.remote_repository(registry)
         engine.api.tag(image_id, repository, tag)
         engine_push(engine, repository, tag, lambda _line: None)

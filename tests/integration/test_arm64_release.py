@@ -31,10 +31,11 @@ ARM = "linux/arm64"
 IMAGES = ("base", "cuda-mini", "jax")
 
 
-def _release(root: Path, manifest: Path, registry: str) -> ReleaseRun:
+def _release(root: Path, manifest: Path, registry: str, *extra: str,
+             build: str = "build") -> ReleaseRun:
     done = cli("release", str(manifest), "--registry", registry, "--build-dir",
-               str(root / "build"), "--os-source", "bootstrap", "--json", "--quiet")
-    return ReleaseRun(root, manifest, root / "build", registry, done.returncode, done.stdout,
+               str(root / build), "--os-source", "bootstrap", "--json", "--quiet", *extra)
+    return ReleaseRun(root, manifest, root / build, registry, done.returncode, done.stdout,
                       done.stderr)
 
 
@@ -133,20 +134,21 @@ def test_a_second_run_finds_both_platforms_published_and_builds_nothing(
             released.record["images"][name]["platforms"][ARM]["digest"]
 
 
-def _failing_project(root: Path) -> Path:
-    """The two-platform CI release's base and stack under two rows of the amd64only test
-    framework, whose probe fails on aarch64 (data/frameworks/amd64only)."""
+def _small_project(root: Path, framework: str, release: str) -> Path:
+    """The two-platform CI release's base and stack under rows of one of the test frameworks
+    (data/frameworks/): amd64only's probe fails on aarch64, purepy's works everywhere."""
     ci_project(root)
-    (root / "frameworks" / "amd64only").symlink_to(DATA / "frameworks" / "amd64only")
-    for name in ("ci-arm64-fail.yaml", "ci-arm64-fail.lock.json"):
+    (root / "frameworks" / framework).symlink_to(DATA / "frameworks" / framework)
+    for name in (f"{release}.yaml", f"{release}.lock.json"):
         (root / "releases" / name).write_text((DATA / "releases" / name).read_text())
-    return root / "releases" / "ci-arm64-fail.yaml"
+    return root / "releases" / f"{release}.yaml"
 
 
 @pytest.fixture(scope="module")
 def arm64_fails(locked_trixie_os: str, tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
     root = tmp_path_factory.mktemp("arm64-fails")
-    return _release(root, _failing_project(root), f"{REGISTRY_HOST}/armfail-{secrets.token_hex(4)}")
+    return _release(root, _small_project(root, "amd64only", "ci-arm64-fail"),
+                    f"{REGISTRY_HOST}/armfail-{secrets.token_hex(4)}")
 
 
 def test_a_failed_arm64_validation_keeps_the_whole_image_out(arm64_fails: ReleaseRun) -> None:
@@ -188,6 +190,36 @@ def test_an_optional_platform_that_fails_is_left_out_and_the_release_says_so(
     assert done.returncode == 0, done.stderr
     assert f"- amd64only-optional: {ARM} left out (optional_platforms): validate {ARM}" \
         in notes.read_text()
+
+
+def test_a_staged_candidate_is_promoted_with_the_platform_images_this_run_validated(
+        arm64_fails: ReleaseRun, docker_client: Any,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`--no-promote` stages an index; a gate host with no copy of it pulls each platform's
+    image by its entry's digest, validates those, and promotes the index it validated."""
+    root = tmp_path_factory.mktemp("arm64-staged")
+    manifest = _small_project(root, "purepy", "ci-arm64-stage")
+    staged = _release(root, manifest, arm64_fails.registry, "--no-promote")  # base: published
+    assert staged.code == 0, staged.stderr[-3000:]
+    candidate = staged.record["images"]["purepy"]
+    arm = candidate["platforms"][ARM]
+    assert candidate["push"]["staged"] and candidate["push"]["promoted"] == []
+    for image_id in (candidate["build"]["image_id"], arm["build"]["image_id"]):
+        docker_client.images.remove(image_id, force=True)  # the gate host has no copy
+    gate = _release(root, manifest, arm64_fails.registry, build="gate")
+    assert gate.code == 0, gate.stderr[-3000:]
+    adopted = gate.record["images"]["purepy"]
+    pulled = adopted["platforms"][ARM]
+    assert (adopted["build"]["source"], pulled["build"]["source"]) == ("registry", "registry")
+    assert pulled["build"]["image_id"] == arm["build"]["image_id"]  # the staged image's config
+    assert (pulled["validation"]["verdict"], pulled["validation"]["image_id"]) == \
+        ("pass", pulled["build"]["image_id"])
+    assert (adopted["push"]["digest"], adopted["push"]["host_digest"], pulled["digest"]) == \
+        (candidate["push"]["digest"], candidate["push"]["host_digest"], arm["digest"])
+    registry = parse_registry(arm64_fails.registry)
+    assert registry.manifest_digest("purepy", "26.11-py3") == candidate["push"]["digest"]
+    assert platforms_of(registry, "purepy", "26.11-py3") == {
+        "linux/amd64": candidate["push"]["host_digest"], ARM: arm["digest"]}
 
 
 def _verify(released: ReleaseRun) -> tuple[int, dict[str, str | None], str]:
