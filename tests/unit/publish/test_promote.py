@@ -15,7 +15,7 @@ from ngc_builder.records.record import ImageRecord
 from ngc_builder.services.registry import Manifest, RegistryAuthError
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
-from tests.unit.fake_engine import DIGEST, FakeEngine, TableRegistry
+from tests.unit.fake_engine import DIGEST, FakeClient, FakeEngine, TableRegistry
 
 pytestmark = pytest.mark.unit
 
@@ -36,7 +36,7 @@ def test_an_index_is_never_tagged_by_pushing_the_host_s_image(
         write_release: WriteRelease) -> None:
     engine = FakeEngine()
     with pytest.raises(StepError) as caught:
-        promote(engine, LoginOnly(), _jax(write_release), DIGEST, "key-abc", [], False, None)
+        promote(FakeClient(engine), LoginOnly(), _jax(write_release), DIGEST, "key-abc", [], False, None)
     assert caught.value.step == "promote"
     assert "HTTP 401" in caught.value.message
     assert "can only be tagged through the registry API (an index of platforms" \
