@@ -11,6 +11,7 @@ measured on every run; the layers are built FROM the real OS refs.
 
 Usage: .venv/bin/python bench/arm64_vs_amd64.py
     [--release tests/integration/data/releases/ci-arm64.yaml] [--emulated]
+(`--release releases/26.12.yaml`: the images of the release that ship arm64, the others left)
 """
 
 from __future__ import annotations
@@ -92,8 +93,10 @@ def layers(client: Any, prepared: Prepared, cache: PackageCache, network: BuildN
     arm = prepared.lock.of_platform(ARM)
     ours = render_platform(prepared.loaded, prepared.plan, prepared.lock, ARM)
     slow = render_platform(prepared.loaded, prepared.plan, prepared.lock, ARM, emulated=True)
-    rows = []
-    for host, image, baseline in zip(prepared.rendered, ours, slow, strict=True):
+    hosts = {image.spec.name: image for image in prepared.rendered}  # a release's other rows
+    rows = []                                                       # ship amd64 alone
+    for image, baseline in zip(ours, slow, strict=True):
+        host = hosts[image.spec.name]
         amd64 = build(client, host, host.write(scratch / "amd64", owned=True), network)
         stage = HostStage(client, client.images.get(host.local_ref).id, cache.wheel_path,
                           VenvTree(prepared.loaded.base.python, arm.os[image.spec.base].epoch))
