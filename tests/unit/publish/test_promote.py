@@ -36,7 +36,8 @@ def test_an_index_is_never_tagged_by_pushing_the_host_s_image(
         write_release: WriteRelease) -> None:
     engine = FakeEngine()
     with pytest.raises(StepError) as caught:
-        promote(FakeClient(engine), LoginOnly(), _jax(write_release), DIGEST, "key-abc", [], False, None)
+        promote(FakeClient(engine), LoginOnly(), _jax(write_release), DIGEST, "key-abc", [],
+                False, None)
     assert caught.value.step == "promote"
     assert "HTTP 401" in caught.value.message
     assert "can only be tagged through the registry API (an index of platforms" \
