@@ -30,6 +30,7 @@ from ngc_builder.records.record import (
     PlatformRecord,
     ValidationRecord,
 )
+from ngc_builder.render.installs import VENV_TAR
 from ngc_builder.services.engine import KEY_LABEL, find_built
 from ngc_builder.validate.image import validate_image
 
@@ -116,8 +117,11 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, labels: dict[str,
     folder = platform_context(rendered, run.inputs.context_dir,
                               inputs.lock.images.get(spec.name) or ImageLock(inputs={}),
                               stage, sink)
-    outcome = build_image(engine, rendered, folder, labels, sink, nocache=run.policy.no_cache,
-                          network=run.network_for(spec.name))
+    try:
+        outcome = build_image(engine, rendered, folder, labels, sink,
+                              nocache=run.policy.no_cache, network=run.network_for(spec.name))
+    finally:  # the layer's installed wheels, GBs for a CUDA stack: made again when needed
+        (folder / VENV_TAR).unlink(missing_ok=True)
     return outcome.image_id, round(outcome.seconds, 1), outcome.size_bytes
 
 

@@ -5,15 +5,20 @@ fails keeps the whole image out (its push blocked, the image failed); one the ma
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from ngc_builder.build.image import BuildOutcome
 from ngc_builder.errors import StepError
+from ngc_builder.lock.models import OsLock, PlatformLock
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline import platforms
-from ngc_builder.pipeline.run import Run
+from ngc_builder.pipeline.run import PlatformInputs, Run
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.records.record import ImageRecord, PlatformRecord
+from ngc_builder.render.installs import VENV_TAR
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.fake_engine import FakeEngine, Setup
@@ -101,4 +106,38 @@ def test_an_image_shipping_its_host_platform_alone_this_time_is_no_index(
     assert platforms.push_platforms(run, run.inputs.plan.get("jax"), record, host,
                                     "26.11-py3-rc2") == host
     assert record.push.host_digest is None
+    run.ui.close()
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_an_arm64_build_s_venv_tar_goes_once_the_build_is_done(
+        write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        fails: bool) -> None:
+    """The tar of a layer's wheels installed on the host is GBs for a CUDA stack (7.2 GB for
+    26.12's three arm64 layers): it is in the image once built, and made again for a rebuild."""
+    folder, seen = tmp_path / "context" / "jax.arm64", []
+
+    def context(*args: object) -> Path:
+        folder.mkdir(parents=True)
+        (folder / VENV_TAR).write_bytes(b"the wheels, installed")
+        return folder
+
+    def build(*args: object, **kwargs: object) -> BuildOutcome:
+        seen.append((folder / VENV_TAR).is_file())
+        if fails:
+            raise StepError("jax", "build linux/arm64", "exit 1")
+        return BuildOutcome("sha256:" + "c" * 64, 12.0, 1000)
+    monkeypatch.setattr(platforms, "platform_context", context)
+    monkeypatch.setattr(platforms, "build_image", build)
+    run = _run(write_release, tmp_path, BOTH)
+    render: Any = SimpleNamespace(local_ref="ngc-local/jax:arm64", platform=ARM)
+    inputs = PlatformInputs({"jax": render}, PlatformLock(images={}, os={
+        "debian-trixie": OsLock(suite="trixie", epoch=0, apt=[])}), {}, lambda _: tmp_path,
+        {"debian-trixie": "3.13"})
+    record = ImageRecord(name="jax", kind="framework")
+    try:
+        platforms._build_new(run, run.inputs.plan.get("jax"), record, {}, inputs)
+    except StepError:
+        assert fails
+    assert seen == [True] and not (folder / VENV_TAR).exists()
     run.ui.close()
