@@ -5,8 +5,9 @@
 # chromium-driver), shellcheck (actionlint reads the generated workflows' scripts with it),
 # cosign (the tests verify what the builder signs with it), and QEMU's user-mode emulation
 # registered with binfmt_misc (arm64 images run their maintainer scripts, bytecode compiling
-# and validation emulated on an amd64 host: docs/multiarch.md). Does nothing when all are
-# there.
+# and validation emulated on an amd64 host: docs/multiarch.md), and Charliecloud with pigz
+# (`validate --runtime charliecloud` runs images as HPC sites do: no entrypoint, an
+# unprivileged UID, a read-only image; docs/researchers.md). Does nothing when all are there.
 set -euo pipefail
 
 missing=()
@@ -22,6 +23,9 @@ command -v shellcheck >/dev/null || missing+=(shellcheck)  # actionlint checks r
 command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)  # arm64 on amd64
 command -v update-binfmts >/dev/null || missing+=(binfmt-support)
 command -v arch-test >/dev/null || missing+=(arch-test)  # mmdebstrap asks it what runs here
+# ch-convert (builders) exports from the engine, ch-run (runtime) runs unprivileged
+command -v ch-run >/dev/null && command -v ch-convert >/dev/null || missing+=(charliecloud)
+command -v pigz >/dev/null || missing+=(pigz)  # ch-convert gzips a whole image: on every core
 
 # cosign: Debian packages it from trixie on; on older releases trixie's .deb (a static Go
 # binary, glibc >= 2.34) is fetched from the Debian archive, checked against this hash, and

@@ -99,6 +99,11 @@ def release_options(flags: dict[str, Any]) -> ReleaseOptions:
               help="With IMAGE: validate it as a Slurm job of the site's cluster (slurm: in "
                    "the site file), bring its JSON and JUnit back.")
 @SITE
+@click.option("--runtime", type=click.Choice(["docker", "charliecloud"]), default="docker",
+              show_default=True,
+              help="With IMAGE: run it with the engine (docker run), or as HPC sites do with "
+                   "Charliecloud (ch-convert, then ch-run: unprivileged, read-only, no "
+                   "entrypoint).")
 @click.option("--record-baseline", "record_as", default=None, metavar="YY.MM",
               help="With --host: compare with releases before YY.MM, then record the T3 "
                    "medians of a passing run as YY.MM's baseline.")
@@ -106,11 +111,14 @@ def release_options(flags: dict[str, Any]) -> ReleaseOptions:
 def validate(image: str | None, host: bool, framework: str | None, version: str | None,
              python: str | None, manifest: Path | None, root: Path, out: Path,
              junit: Path | None,
-             baselines_file: Path | None, slurm: bool, site: Path | None, record_as: str | None,
-             as_json: bool) -> None:
+             baselines_file: Path | None, slurm: bool, site: Path | None, runtime: str,
+             record_as: str | None, as_json: bool) -> None:
     """Validate IMAGE inside a container, or this host with --host --framework NAME."""
     if host == (image is not None) or (host and framework is None):
         raise click.UsageError("give IMAGE, or --host with --framework NAME")
+    if runtime != "docker" and (host or slurm):
+        raise click.UsageError(f"--runtime {runtime} runs IMAGE on this host: not with "
+                               f"{'--host' if host else '--slurm'}")
     if host:
         assert framework is not None
         baselines = HostBaselines(baselines_file or root / DEFAULT_BASELINES, record_as)
@@ -120,7 +128,8 @@ def validate(image: str | None, host: bool, framework: str | None, version: str 
     assert image is not None
     image_options = ValidateImageOptions(image, manifest, out, junit, as_json,
                                          baselines_file or root / DEFAULT_BASELINES,
-                                         slurm=slurm, site=site, root=root)
+                                         slurm=slurm, site=site, root=root,
+                                         runtime=runtime)
     sys.exit(guarded(lambda: validate_image_command(image_options), image_options.as_json))
 
 

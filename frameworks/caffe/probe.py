@@ -13,7 +13,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "caffe"
 SEED = 0
@@ -82,7 +86,7 @@ print("GPU forward ok", out.shape, float(abs(out).sum()))
 """
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("caffe.cli_train", tier="T2")(cli_train)
     suite.check("caffe.forward", tier="T2")(forward)
     suite.check("caffe.solver", tier="T2")(solver)
@@ -122,7 +126,7 @@ def debian_version() -> str:
     return proc.stdout.strip() or f"unknown ({tail(proc.stderr, 1)})"
 
 
-def cli_train(ctx: Any) -> str:
+def cli_train(ctx: ProbeContext) -> str:
     """The `caffe` binary trains a tiny net from prototxt files and exits 0."""
     with tempfile.TemporaryDirectory(prefix="caffe-probe-") as folder:
         write_prototxt(Path(folder), "net.prototxt", CLI_NET)
@@ -165,7 +169,7 @@ def fill_params(net: Any) -> None:
             blob.data[...] = rng.standard_normal(blob.data.shape).astype(np.float32) * 0.2
 
 
-def forward(ctx: Any) -> str:
+def forward(ctx: ProbeContext) -> str:
     """pycaffe: a conv -> ReLU -> fc net forward, checked against numpy."""
     import caffe
     import numpy as np
@@ -188,7 +192,7 @@ def forward(ctx: Any) -> str:
     return f"conv+relu+fc forward {tuple(out.shape)} max rel error {error:.2e} vs numpy"
 
 
-def solver(ctx: Any, steps: int = 30) -> str:
+def solver(ctx: ProbeContext, steps: int = 30) -> str:
     """pycaffe's SGDSolver trains a linear regression fed from Python; the loss must fall."""
     import caffe
     import numpy as np
@@ -213,7 +217,7 @@ def solver(ctx: Any, steps: int = 30) -> str:
     return f"SGDSolver loss {seen[0]:.4f} -> {seen[-1]:.4f} in {steps} steps"
 
 
-def gpu_forward(ctx: Any) -> str:
+def gpu_forward(ctx: ProbeContext) -> str:
     """A GPU forward in a child process; a CPU_ONLY build aborts there, which is a fallback."""
     with tempfile.TemporaryDirectory(prefix="caffe-probe-") as folder:
         net_file = write_prototxt(Path(folder), "net.prototxt", FORWARD_NET)

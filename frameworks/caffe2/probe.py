@@ -10,7 +10,11 @@ trusting a device count.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "caffe2.python"
 SEED = 0
@@ -20,7 +24,7 @@ TRAIN_STEPS = 30
 LEARNING_RATE = 0.1
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("caffe2.run_net_once", tier="T2")(run_net_once_cpu)
     suite.check("caffe2.train_cpu", tier="T2")(train_cpu)
     suite.check("caffe2.gpu.devices", tier="T2", needs_gpu=True)(gpu_devices)
@@ -62,7 +66,7 @@ def fc_net(name: str, inputs: dict[str, Any], device_option: Any = None) -> Any:
     return net
 
 
-def run_and_compare(ctx: Any, name: str, device_option: Any = None) -> str:
+def run_and_compare(ctx: ProbeContext, name: str, device_option: Any = None) -> str:
     from caffe2.python import workspace
 
     inputs = fc_inputs()
@@ -79,7 +83,7 @@ def run_and_compare(ctx: Any, name: str, device_option: Any = None) -> str:
     return f"RunNetOnce FC+Relu+Add {out.shape} {out.dtype}: max rel error {error:.2e}"
 
 
-def run_net_once_cpu(ctx: Any) -> str:
+def run_net_once_cpu(ctx: ProbeContext) -> str:
     from caffe2.python import workspace
 
     ctx.evidence("has_cuda_support", bool(workspace.has_cuda_support))
@@ -112,7 +116,7 @@ def regression_net() -> tuple[Any, Any]:
     return init, train
 
 
-def train_cpu(ctx: Any) -> str:
+def train_cpu(ctx: ProbeContext) -> str:
     from caffe2.python import workspace
 
     workspace.ResetWorkspace()
@@ -130,7 +134,7 @@ def train_cpu(ctx: Any) -> str:
     return f"SGD with AddGradientOperators: loss {losses[0]:.4f} -> {losses[-1]:.4f}"
 
 
-def arch_coverage(ctx: Any, capability: tuple[int, int]) -> str | None:
+def arch_coverage(ctx: ProbeContext, capability: tuple[int, int]) -> str | None:
     """Why the wheel has no code for this GPU, or None when it has some (SASS or PTX)."""
     import torch
 
@@ -151,7 +155,7 @@ def arch_coverage(ctx: Any, capability: tuple[int, int]) -> str | None:
             f"{', '.join(arches)} only; the GPU is sm_{cap}")
 
 
-def require_gpu(ctx: Any) -> int:
+def require_gpu(ctx: ProbeContext) -> int:
     """A GPU was expected: Caffe2 without one is a CPU fallback, never a skip."""
     from caffe2.python import workspace
 
@@ -164,7 +168,7 @@ def require_gpu(ctx: Any) -> int:
     return count
 
 
-def gpu_devices(ctx: Any) -> str:
+def gpu_devices(ctx: ProbeContext) -> str:
     from caffe2.python import workspace
 
     count = require_gpu(ctx)
@@ -180,7 +184,7 @@ def gpu_devices(ctx: Any) -> str:
     return f"{count} GPU(s), device 0 {props.get('name')} sm_{capability[0]}{capability[1]}"
 
 
-def gpu_run_net_once(ctx: Any) -> str:
+def gpu_run_net_once(ctx: ProbeContext) -> str:
     from caffe2.proto import caffe2_pb2
     from caffe2.python import core
 

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "cntk"
 STEPS = 30
 LOSS_DROP = 0.5
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("cntk.train_cpu", tier="T2")(train_cpu)
     suite.check("cntk.gpu.device", tier="T2", needs_gpu=True)(gpu_device)
 
 
-def train_cpu(ctx: Any) -> str:
+def train_cpu(ctx: ProbeContext) -> str:
     """A dense regression trained with SGD on the CPU: the loss must halve."""
     import cntk as C
     import numpy as np
@@ -37,7 +41,7 @@ def train_cpu(ctx: Any) -> str:
     return f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {STEPS} steps on cpu"
 
 
-def gpu_device(ctx: Any) -> str:
+def gpu_device(ctx: ProbeContext) -> str:
     import cntk as C
 
     gpus = [d for d in C.device.all_devices() if d.type() == C.device.DeviceKind.GPU]

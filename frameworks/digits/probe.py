@@ -7,18 +7,22 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "digits"
 PORT = 5000
 START_TIMEOUT_S = 60
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("digits.server", tier="T2")(server_answers)
 
 
-def server_answers(ctx: Any) -> str:
+def server_answers(ctx: ProbeContext) -> str:
     """`python -m digits` serves its home page (HTTP 200) on localhost."""
     command = [sys.executable, "-m", "digits", "--port", str(PORT)]
     ctx.evidence("command", command)
@@ -30,7 +34,7 @@ def server_answers(ctx: Any) -> str:
         server.wait(timeout=30)
 
 
-def _wait_for_home_page(ctx: Any, server: subprocess.Popen[bytes]) -> str:
+def _wait_for_home_page(ctx: ProbeContext, server: subprocess.Popen[bytes]) -> str:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if server.poll() is not None:

@@ -7,9 +7,14 @@ instead of making this file unloadable.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import probe_jax_dist
 import probe_jax_gpu
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "jax"
 SEED = 0
@@ -19,7 +24,8 @@ CONV_TOLERANCE = 1e-4  # both sides at Precision.HIGHEST: only summation order d
 LOSS_DROP = 0.5  # the final loss must be below this fraction of the first
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
+    probe_jax_dist.register(suite)
     suite.check("jax.train_cpu", tier="T2")(train_cpu)
     suite.check("jax.bf16_matmul", tier="T2")(bf16_matmul)
     suite.check("jax.precision_cpu", tier="T2")(precision_cpu)
@@ -31,25 +37,25 @@ def register(suite: Any) -> None:
     suite.check("jax.bench.gemm_bf16", tier="T3", needs_gpu=True)(gemm_bf16)
 
 
-def precision_cpu(ctx: Any) -> str:
+def precision_cpu(ctx: ProbeContext) -> str:
     import jax
 
     select_platform(ctx)
     return probe_jax_gpu.precision_matrix(ctx, jax.devices("cpu")[0])
 
 
-def gpu_precision_matrix(ctx: Any) -> str:
+def gpu_precision_matrix(ctx: ProbeContext) -> str:
     return probe_jax_gpu.precision_matrix(ctx, gpu_device(ctx))
 
 
-def gpu_device_count(ctx: Any) -> str:
+def gpu_device_count(ctx: ProbeContext) -> str:
     import jax
 
     gpu_device(ctx)
     return probe_jax_gpu.device_count(ctx, jax.devices("gpu"))
 
 
-def gemm_bf16(ctx: Any) -> str:
+def gemm_bf16(ctx: ProbeContext) -> str:
     return probe_jax_gpu.gemm_bf16(ctx, gpu_device(ctx))
 
 
@@ -77,7 +83,9 @@ def mse(params: dict[str, Any], x: Any, y: Any, dtype: Any = None) -> Any:
     return jnp.mean((prediction - y) ** 2)
 
 
-def train(ctx: Any, device: Any, steps: int = 30, dtype: Any = None, lr: float = 0.05) -> str:
+def train(
+    ctx: ProbeContext, device: Any, steps: int = 30, dtype: Any = None, lr: float = 0.05
+) -> str:
     """A few jitted SGD steps on ``device``; the loss must fall."""
     import jax
     import numpy as np
@@ -100,7 +108,7 @@ def train(ctx: Any, device: Any, steps: int = 30, dtype: Any = None, lr: float =
     return f"loss {first:.4f} -> {last:.4f} in {steps} steps on {device.platform}"
 
 
-def select_platform(ctx: Any) -> None:
+def select_platform(ctx: ProbeContext) -> None:
     """On a host with no GPU, ask JAX for its CPU platform before any backend starts.
 
     Left to discover plugins on its own, JAX 0.12's CUDA 13 plugin segfaults in its CUPTI
@@ -115,14 +123,14 @@ def select_platform(ctx: Any) -> None:
         ctx.evidence("jax_platforms", "cpu (no GPU expected)")
 
 
-def train_cpu(ctx: Any) -> str:
+def train_cpu(ctx: ProbeContext) -> str:
     import jax
 
     select_platform(ctx)
     return train(ctx, jax.devices("cpu")[0])
 
 
-def bf16_matmul(ctx: Any) -> str:
+def bf16_matmul(ctx: ProbeContext) -> str:
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -139,7 +147,7 @@ def bf16_matmul(ctx: Any) -> str:
     return ctx.assert_close(f"bf16 matmul {out.dtype}", out, a @ b, BF16_TOLERANCE)
 
 
-def gpu_device(ctx: Any) -> Any:
+def gpu_device(ctx: ProbeContext) -> Any:
     """The first GPU; a GPU was expected, so seeing none is a CPU fallback, never a skip."""
     import jax
 
@@ -154,7 +162,7 @@ def gpu_device(ctx: Any) -> Any:
     return devices[0]
 
 
-def gpu_tensor_op(ctx: Any) -> str:
+def gpu_tensor_op(ctx: ProbeContext) -> str:
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -186,7 +194,7 @@ def conv(x: Any, w: Any) -> Any:
     )
 
 
-def gpu_conv(ctx: Any) -> str:
+def gpu_conv(ctx: ProbeContext) -> str:
     import jax
     import numpy as np
 
@@ -200,7 +208,7 @@ def gpu_conv(ctx: Any) -> str:
     return ctx.assert_close("dilated conv GPU vs CPU", on_gpu, on_cpu, CONV_TOLERANCE)
 
 
-def gpu_amp_step(ctx: Any) -> str:
+def gpu_amp_step(ctx: ProbeContext) -> str:
     import jax.numpy as jnp
 
     # bf16 forward with f32 master weights and loss: bf16's f32-sized exponent needs no scaling.

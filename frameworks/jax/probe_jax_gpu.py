@@ -5,7 +5,11 @@ Functions take the device, so the framework tests run the same code on the CPU."
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext
 
 SEED = 0
 GEMM_SIZE = 8192
@@ -54,7 +58,7 @@ def matmul_operands() -> tuple[Any, Any, Any]:
     return a, b, a @ b
 
 
-def matmul_row(ctx: Any, device: Any, name: str, operands: tuple[Any, Any, Any]) -> float:
+def matmul_row(ctx: ProbeContext, device: Any, name: str, operands: tuple[Any, Any, Any]) -> float:
     import jax
     import jax.numpy as jnp
 
@@ -71,7 +75,7 @@ def matmul_row(ctx: Any, device: Any, name: str, operands: tuple[Any, Any, Any])
                              key=f"{name}.matmul_rel_error"))
 
 
-def precision_matrix(ctx: Any, device: Any) -> str:
+def precision_matrix(ctx: ProbeContext, device: Any) -> str:
     """The matmul in each precision on ``device`` against float64; on a GPU with TF32 the tf32
     row must also show TF32's rounding, elsewhere it is left out."""
     operands = matmul_operands()
@@ -84,7 +88,7 @@ def precision_matrix(ctx: Any, device: Any) -> str:
     return ctx.precision_matrix(str(device), tolerances, row, tf32_not_applicable(device))
 
 
-def device_count(ctx: Any, devices: list[Any]) -> str:
+def device_count(ctx: ProbeContext, devices: list[Any]) -> str:
     ctx.evidence("devices", [f"{d} ({d.device_kind})" for d in devices])
     if len(devices) != ctx.host_gpus:
         ctx.fail(f"jax sees {len(devices)} GPU(s), the host passed {ctx.host_gpus} "
@@ -92,7 +96,7 @@ def device_count(ctx: Any, devices: list[Any]) -> str:
     return f"jax sees all {len(devices)} GPU(s): {devices[0].device_kind}"
 
 
-def gemm_bf16(ctx: Any, device: Any) -> str:
+def gemm_bf16(ctx: ProbeContext, device: Any) -> str:
     """8192^3 bf16 GEMM, jitted; a sample times GEMM_CALLS calls, ended by block_until_ready."""
     import jax
     import jax.numpy as jnp

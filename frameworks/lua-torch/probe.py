@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = None
 TIMEOUT_S = 60
@@ -22,11 +26,11 @@ def installed_version() -> str:
     return ""
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("lua-torch.tensor_op", tier="T2")(tensor_op)
 
 
-def tensor_op(ctx: Any) -> str:
+def tensor_op(ctx: ProbeContext) -> str:
     """`th -e` fills a 2x3 tensor with ones and sums it: 6."""
     if shutil.which("th") is None:
         ctx.fail("no `th` interpreter on PATH")

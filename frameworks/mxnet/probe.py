@@ -10,7 +10,11 @@ from __future__ import annotations
 import ctypes
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "mxnet"
 SEED = 0
@@ -22,7 +26,7 @@ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("mxnet.build_features", tier="T0")(build_features)
     suite.check("mxnet.gluon_train_cpu", tier="T2")(gluon_train_cpu)
     suite.check("mxnet.onnx_export", tier="T2")(onnx_export)
@@ -38,7 +42,7 @@ def enabled_features() -> list[str]:
     return sorted(name for name, feature in mx.runtime.Features().items() if feature.enabled)
 
 
-def build_features(ctx: Any) -> str:
+def build_features(ctx: ProbeContext) -> str:
     """What libmxnet.so was compiled with; a GPU run needs a CUDA build."""
     features = enabled_features()
     ctx.evidence("features", features)
@@ -60,7 +64,9 @@ def mlp(device: Any) -> Any:
     return net
 
 
-def train(ctx: Any, device: Any, steps: int = 30, lr: float = 0.1, amp: bool = False) -> str:
+def train(
+    ctx: ProbeContext, device: Any, steps: int = 30, lr: float = 0.1, amp: bool = False
+) -> str:
     """A few SGD steps of a hybridized Gluon MLP on ``device``; the loss must fall."""
     import mxnet as mx
     import numpy as np
@@ -98,7 +104,7 @@ def train(ctx: Any, device: Any, steps: int = 30, lr: float = 0.1, amp: bool = F
     return f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {steps} SGD steps on {loss.context}"
 
 
-def gluon_train_cpu(ctx: Any) -> str:
+def gluon_train_cpu(ctx: ProbeContext) -> str:
     import mxnet as mx
 
     return train(ctx, mx.cpu())
@@ -123,7 +129,7 @@ def conv_net(device: Any) -> Any:
     return net
 
 
-def onnx_export(ctx: Any) -> str:
+def onnx_export(ctx: ProbeContext) -> str:
     """Export a small hybridized Gluon CNN with mx.onnx and run it in ONNX Runtime."""
     import mxnet as mx
     import numpy as np
@@ -170,7 +176,7 @@ def compute_capability(device_id: int) -> str:
     return f"sm_{major.value}{minor.value}"
 
 
-def gpu_device(ctx: Any) -> Any:
+def gpu_device(ctx: ProbeContext) -> Any:
     """GPU 0; a GPU was expected, so seeing none is a CPU fallback, never a skip."""
     import mxnet as mx
 
@@ -186,7 +192,7 @@ def gpu_device(ctx: Any) -> Any:
     return mx.gpu(0)
 
 
-def gpu_train(ctx: Any) -> str:
+def gpu_train(ctx: ProbeContext) -> str:
     device = gpu_device(ctx)
     message = train(ctx, device)
     if ctx.evidence_data.get("context") != str(device):
@@ -194,7 +200,7 @@ def gpu_train(ctx: Any) -> str:
     return message
 
 
-def gpu_conv(ctx: Any) -> str:
+def gpu_conv(ctx: ProbeContext) -> str:
     """A padded, dilated convolution on the GPU (cuDNN) against the same one on the CPU."""
     import mxnet as mx
     import numpy as np
@@ -217,7 +223,7 @@ def gpu_conv(ctx: Any) -> str:
                             conv(mx.cpu()).asnumpy(), CONV_TOLERANCE)
 
 
-def gpu_amp_step(ctx: Any) -> str:
+def gpu_amp_step(ctx: ProbeContext) -> str:
     """AMP float16 training: amp.init() casts lp16-safe ops (FullyConnected...) to float16."""
     from mxnet.contrib import amp
 

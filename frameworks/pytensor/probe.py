@@ -9,7 +9,11 @@ build of JAX installed, so that is what the GPU check tries.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "pytensor"
 SEED = 0
@@ -18,7 +22,7 @@ GPU_TOLERANCE = 1e-2  # f32 GPU matmul may run in TF32 under JAX's default preci
 LOSS_DROP = 0.5  # the final loss must be below this fraction of the first
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("pytensor.function", tier="T2")(function)
     suite.check("pytensor.grad", tier="T2")(grad)
     suite.check("pytensor.train", tier="T2")(train)
@@ -43,7 +47,7 @@ def inputs(dtype: str = "float64") -> tuple[Any, Any]:
     )
 
 
-def function(ctx: Any) -> str:
+def function(ctx: ProbeContext) -> str:
     """Compile tanh(x @ w) with the default linker (Numba) and compare it with numpy."""
     import numpy as np
     import pytensor
@@ -60,7 +64,7 @@ def function(ctx: Any) -> str:
     return ctx.assert_close(f"tanh(dot) via {linker}", out, np.tanh(a @ b), TOLERANCE)
 
 
-def grad(ctx: Any) -> str:
+def grad(ctx: ProbeContext) -> str:
     """d/ds (s^3 sin s + exp(s/2)) from pytensor.grad against the analytic derivative."""
     import numpy as np
     import pytensor
@@ -82,7 +86,7 @@ def line_data() -> tuple[Any, Any]:
     return x, 3.0 * x - 1.0 + 0.01 * rng.standard_normal(256)
 
 
-def train(ctx: Any, steps: int = 30, lr: float = 0.1) -> str:
+def train(ctx: ProbeContext, steps: int = 30, lr: float = 0.1) -> str:
     """SGD on shared variables through `updates`; the loss must fall.
 
     Elementwise on purpose: Numba's first compile of a BLAS dot costs ~10 s per new layout,
@@ -107,7 +111,7 @@ def train(ctx: Any, steps: int = 30, lr: float = 0.1) -> str:
     return f"SGD loss {seen[0]:.4f} -> {seen[-1]:.4f} in {steps} steps"
 
 
-def jax_gpu(ctx: Any) -> Any:
+def jax_gpu(ctx: ProbeContext) -> Any:
     """JAX's first GPU, or a CPU fallback saying why PyTensor cannot reach one here."""
     if importlib.util.find_spec("jax") is None:
         ctx.cpu_fallback(
@@ -123,7 +127,7 @@ def jax_gpu(ctx: Any) -> Any:
     return devices[0]
 
 
-def gpu_function(ctx: Any) -> str:
+def gpu_function(ctx: ProbeContext) -> str:
     """tanh(x @ w) through PyTensor's JAX linker on JAX's GPU, checked against numpy."""
     import numpy as np
 

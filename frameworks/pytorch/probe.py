@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+import probe_pytorch_dist
 from probe_pytorch_autotune import gpu_cudnn_benchmark
 from probe_pytorch_bench import (
     all_reduce_bus_bandwidth,
@@ -43,10 +44,15 @@ from probe_pytorch_matrix import (
     precision_matrix,
 )
 
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
+
 IMPORT_NAME = "torch"
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
+    probe_pytorch_dist.register(suite)
     suite.check("torch.build", tier="T0")(build_info)
     suite.check("torch.nccl_version", tier="T0")(nccl_version)
     suite.check("torch.train_cpu", tier="T2")(train_cpu)
@@ -69,11 +75,11 @@ def register(suite: Any) -> None:
         suite.check(f"torch.bench.{name}", tier="T3", needs_gpu=True)(function)
 
 
-def train_cpu(ctx: Any) -> str:
+def train_cpu(ctx: ProbeContext) -> str:
     return train(ctx, "cpu")
 
 
-def conv_cpu(ctx: Any) -> str:
+def conv_cpu(ctx: ProbeContext) -> str:
     """Conv and dilated conv forward/backward: float32 against float64, then the dilated conv
     against its explicitly dilated kernel (in float64, so only the formulation differs)."""
     import torch
@@ -94,26 +100,26 @@ def conv_cpu(ctx: Any) -> str:
     )
 
 
-def precision_cpu(ctx: Any) -> str:
+def precision_cpu(ctx: ProbeContext) -> str:
     """The same precision matrix on the CPU (fp32/fp16/bf16 kernels; TF32 is a no-op there)."""
     import torch
 
     return precision_matrix(ctx, torch, "cpu")
 
 
-def dataloader_workers(ctx: Any) -> str:
+def dataloader_workers(ctx: ProbeContext) -> str:
     import torch
 
     return dataloader(ctx, torch)
 
 
-def autocast_cpu_bf16(ctx: Any) -> str:
+def autocast_cpu_bf16(ctx: ProbeContext) -> str:
     import torch
 
     return train(ctx, "cpu", amp_dtype=torch.bfloat16)
 
 
-def build_info(ctx: Any) -> str:
+def build_info(ctx: ProbeContext) -> str:
     """What torch was built for must fit the stack the image ships (one CUDA, one cuDNN)."""
     import torch
 
@@ -133,7 +139,7 @@ def build_info(ctx: Any) -> str:
     return f"torch {torch.__version__} built for CUDA {torch.version.cuda}, uses cuDNN {cudnn}"
 
 
-def nccl_version(ctx: Any) -> str:
+def nccl_version(ctx: ProbeContext) -> str:
     """torch's NCCL must be the stack's. ncclGetVersion is a host call, so no GPU is needed."""
     import torch
 
@@ -154,7 +160,7 @@ def nccl_version(ctx: Any) -> str:
     return f"NCCL {found}" + (f" = stack's {expected}" if expected else "")
 
 
-def onnx_export(ctx: Any) -> str:
+def onnx_export(ctx: ProbeContext) -> str:
     """``torch.onnx.export`` (the dynamo exporter, default since 2.9) of ``small_cnn``, run by
     onnxruntime on an input it was not exported with; outputs must match torch's."""
     import torch

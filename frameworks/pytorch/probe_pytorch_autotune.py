@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probe_pytorch_lib import (
     CUDNN_TOLERANCE,
@@ -29,6 +29,10 @@ from probe_pytorch_lib import (
     no_tf32,
     require_cuda,
 )
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext
 
 # The first call must launch at least this many times the kernels of a repeat call: the least
 # autotuning can do (one candidate, benchmark_limit = 1) measured 3x, a cache hit is 1x.
@@ -66,7 +70,7 @@ def gpu_kernels(torch: Any, work: Callable[[], object]) -> list[str]:
             if event.device_type == cuda and not event.name.startswith(NOT_KERNELS)]
 
 
-def autotune_kernels(ctx: Any, torch: Any, shapes: Shapes) -> tuple[list[str], list[str]]:
+def autotune_kernels(ctx: ProbeContext, torch: Any, shapes: Shapes) -> tuple[list[str], list[str]]:
     """Kernels of the first and of a repeat benchmark-mode conv on ``shapes`` (forward only:
     one cuDNN search, not diluted by the autograd kernels around a backward)."""
     profiler = torch.profiler
@@ -85,7 +89,7 @@ def autotune_kernels(ctx: Any, torch: Any, shapes: Shapes) -> tuple[list[str], l
     return gpu_kernels(torch, conv), gpu_kernels(torch, conv)
 
 
-def judge_autotune(ctx: Any, first: list[str], repeat: list[str]) -> None:
+def judge_autotune(ctx: ProbeContext, first: list[str], repeat: list[str]) -> None:
     ctx.evidence("kernels_first_call", len(first))
     ctx.evidence("kernels_repeat_call", len(repeat))
     ctx.evidence("distinct_kernels_first_call", sorted(set(first)))
@@ -95,7 +99,7 @@ def judge_autotune(ctx: Any, first: list[str], repeat: list[str]) -> None:
                  f"candidates, so at least {AUTOTUNE_FACTOR}x was expected")
 
 
-def gpu_cudnn_benchmark(ctx: Any) -> str:
+def gpu_cudnn_benchmark(ctx: ProbeContext) -> str:
     """``cudnn.benchmark=True`` on a new shape: the first call autotunes (kernel counts above),
     later calls reuse the chosen plans. cuDNN's forward algorithms are all deterministic, so
     two forwards must be bit-identical; backward algorithms may use atomics, so gradients are

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probe_pytorch_lib import require_cuda, tf32_mode
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext
 
 GEMM_SIZE = 8192
 GEMM_CALLS = 10  # per sample: one 8192^3 bf16 GEMM takes ~1-2 ms on an H100
@@ -23,10 +27,11 @@ def elapsed_s(torch: Any, work: Callable[[], object], calls: int) -> float:
         work()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end) / 1000 / calls
+    milliseconds: float = start.elapsed_time(end)
+    return milliseconds / 1000 / calls
 
 
-def gemm(ctx: Any, dtype_name: str, tf32: bool = False) -> str:
+def gemm(ctx: ProbeContext, dtype_name: str, tf32: bool = False) -> str:
     torch = require_cuda(ctx)
     dtype = getattr(torch, dtype_name)
     a = torch.randn(GEMM_SIZE, GEMM_SIZE, device="cuda", dtype=dtype)
@@ -40,19 +45,19 @@ def gemm(ctx: Any, dtype_name: str, tf32: bool = False) -> str:
                            lambda: flops / elapsed_s(torch, lambda: a @ b, GEMM_CALLS) / 1e12)
 
 
-def gemm_bf16(ctx: Any) -> str:
+def gemm_bf16(ctx: ProbeContext) -> str:
     return gemm(ctx, "bfloat16")
 
 
-def gemm_fp16(ctx: Any) -> str:
+def gemm_fp16(ctx: ProbeContext) -> str:
     return gemm(ctx, "float16")
 
 
-def gemm_tf32(ctx: Any) -> str:
+def gemm_tf32(ctx: ProbeContext) -> str:
     return gemm(ctx, "float32", tf32=True)
 
 
-def device_copy(ctx: Any) -> str:
+def device_copy(ctx: ProbeContext) -> str:
     """Device-to-device copy; GB/s counts the bytes read plus the bytes written."""
     torch = require_cuda(ctx)
     source = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda")
@@ -63,9 +68,9 @@ def device_copy(ctx: Any) -> str:
                        / 1e9)
 
 
-def all_reduce_bus_bandwidth(ctx: Any) -> str:
+def all_reduce_bus_bandwidth(ctx: ProbeContext) -> str:
     torch = require_cuda(ctx)
-    count = torch.cuda.device_count()
+    count: int = torch.cuda.device_count()
     if count < 2:
         ctx.skip(f"{count} GPU: all-reduce bus bandwidth needs >= 2 GPUs")
     tensors = [torch.ones(ALL_REDUCE_BYTES // 4, device=f"cuda:{i}") for i in range(count)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from probe_pytorch_lib import (
     CUDNN_TOLERANCE,
@@ -16,8 +16,12 @@ from probe_pytorch_lib import (
     train,
 )
 
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext
 
-def gpu_tensor_op(ctx: Any) -> str:
+
+def gpu_tensor_op(ctx: ProbeContext) -> str:
     torch = require_cuda(ctx)
     generator = torch.Generator().manual_seed(SEED)
     a, b = torch.randn(2, 512, 512, generator=generator, dtype=torch.float64)
@@ -29,7 +33,7 @@ def gpu_tensor_op(ctx: Any) -> str:
     return f"f32 matmul on {torch.cuda.get_device_name(0)} max rel error {error:.2e}"
 
 
-def gpu_cudnn_conv(ctx: Any) -> str:
+def gpu_cudnn_conv(ctx: ProbeContext) -> str:
     torch = require_cuda(ctx)
     version = cudnn_version(ctx, torch)
     with no_tf32(torch):
@@ -39,6 +43,6 @@ def gpu_cudnn_conv(ctx: Any) -> str:
     return f"cuDNN {version}: conv fwd/bwd GPU vs CPU max rel error {error:.2e}"
 
 
-def gpu_amp_step(ctx: Any) -> str:
+def gpu_amp_step(ctx: ProbeContext) -> str:
     torch = require_cuda(ctx)
     return train(ctx, "cuda", amp_dtype=torch.float16)

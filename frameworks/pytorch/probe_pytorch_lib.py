@@ -5,7 +5,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext
 
 SEED = 0
 
@@ -52,7 +56,7 @@ def batch(device: str) -> tuple[Any, Any]:
     return x.to(device), y.to(device)
 
 
-def train(ctx: Any, device: str, steps: int = 30, amp_dtype: Any = None) -> str:
+def train(ctx: ProbeContext, device: str, steps: int = 30, amp_dtype: Any = None) -> str:
     """SGD on ``small_cnn``; with ``amp_dtype`` the forward runs under autocast in that dtype.
 
     float16 needs a GradScaler (its range underflows small gradients); bfloat16 has float32's
@@ -83,7 +87,7 @@ def train(ctx: Any, device: str, steps: int = 30, amp_dtype: Any = None) -> str:
 
 
 def sgd_step(
-    ctx: Any, model: Any, optimizer: Any, scaler: Any, x: Any, y: Any, amp_dtype: Any
+    ctx: ProbeContext, model: Any, optimizer: Any, scaler: Any, x: Any, y: Any, amp_dtype: Any
 ) -> float:
     import torch
 
@@ -101,7 +105,7 @@ def sgd_step(
     return float(loss.item())
 
 
-def require_cuda(ctx: Any) -> Any:
+def require_cuda(ctx: ProbeContext) -> Any:
     """A GPU was expected, so torch not seeing one is a CPU fallback, never a skip."""
     import torch
 
@@ -152,7 +156,7 @@ def no_tf32(torch: Any) -> contextlib.AbstractContextManager[None]:
     return tf32_mode(torch, False)
 
 
-def cudnn_version(ctx: Any, torch: Any) -> str:
+def cudnn_version(ctx: ProbeContext, torch: Any) -> str:
     """torch's cuDNN must be the stack's (the image ships one copy, in the CUDA layer)."""
     if not (torch.backends.cudnn.is_available() and torch.backends.cudnn.enabled):
         ctx.fail("cuDNN is not available/enabled in torch")
@@ -215,14 +219,16 @@ def dilate(w: Any, dilation: int) -> Any:
     return kernel
 
 
-def compare_parts(ctx: Any, prefix: str, actual: Any, reference: Any, tolerance: float) -> float:
+def compare_parts(
+    ctx: ProbeContext, prefix: str, actual: Any, reference: Any, tolerance: float
+) -> float:
     return max(
         ctx.compare(f"{prefix}.{part}", a, r, tolerance)
         for part, a, r in zip(CONV_PARTS, actual, reference, strict=True)
     )
 
 
-def check_cuda_minor_compat(ctx: Any, built: str, shipped: str) -> None:
+def check_cuda_minor_compat(ctx: ProbeContext, built: str, shipped: str) -> None:
     """CUDA minor-version compatibility: same major, and a runtime no older than the build."""
     have = tuple(int(p) for p in shipped.split(".")[:2])
     want = tuple(int(p) for p in built.split(".")[:2])

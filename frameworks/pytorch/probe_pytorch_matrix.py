@@ -5,9 +5,13 @@ same code runs on the CPU in the framework tests (no GPU there) and on the GPU h
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probe_pytorch_lib import SEED, require_cuda, tf32_mode
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext
 
 # name -> (dtype name, TF32 on, tolerance as max |err| / max |ref| against float64 on the CPU).
 # The error is dominated by rounding the inputs: 2^-24 (fp32), 2^-11 (tf32, fp16), 2^-8 (bf16)
@@ -33,7 +37,7 @@ def tf32_not_applicable(torch: Any, device: str) -> str | None:
     return None
 
 
-def tf32_evidence(ctx: Any, errors: dict[str, float]) -> None:
+def tf32_evidence(ctx: ProbeContext, errors: dict[str, float]) -> None:
     """cuDNN treats TF32 as a permission and may pick an fp32 kernel for a small conv (it did
     for this one on an H100, cuDNN 9.19), so only the matmul is held to show TF32."""
     ctx.evidence("tf32.conv_error", errors["conv"])
@@ -51,7 +55,7 @@ def matrix_inputs(torch: Any) -> tuple[dict[str, tuple[Any, Any]], dict[str, Any
 
 
 def precision_row(
-    ctx: Any, torch: Any, device: str, name: str, operands: dict[str, tuple[Any, Any]],
+    ctx: ProbeContext, torch: Any, device: str, name: str, operands: dict[str, tuple[Any, Any]],
     references: dict[str, Any],
 ) -> dict[str, float]:
     """One row of the matrix on ``device``: each op's error against float64."""
@@ -70,7 +74,7 @@ def precision_row(
     return errors
 
 
-def precision_matrix(ctx: Any, torch: Any, device: str) -> str:
+def precision_matrix(ctx: ProbeContext, torch: Any, device: str) -> str:
     """matmul and conv in each precision on ``device`` against a float64 CPU reference; on a
     GPU with TF32 the tf32 row must also show TF32's rounding, elsewhere it is left out."""
     operands, references = matrix_inputs(torch)
@@ -97,7 +101,7 @@ class _Squares:
         return torch.full((256, 256), float(index)), index * index
 
 
-def dataloader(ctx: Any, torch: Any, workers: int = DATALOADER_WORKERS) -> str:
+def dataloader(ctx: ProbeContext, torch: Any, workers: int = DATALOADER_WORKERS) -> str:
     """Worker processes hand their batches back through /dev/shm: too little of it makes
     them die with 'bus error' / 'unable to write to file </torch_...>'."""
     loader = torch.utils.data.DataLoader(_Squares(), batch_size=8, num_workers=workers)
@@ -113,11 +117,11 @@ def dataloader(ctx: Any, torch: Any, workers: int = DATALOADER_WORKERS) -> str:
     return f"64 items (256 KiB each) through {workers} worker processes, all accounted for"
 
 
-def gpu_precision_matrix(ctx: Any) -> str:
+def gpu_precision_matrix(ctx: ProbeContext) -> str:
     return precision_matrix(ctx, require_cuda(ctx), "cuda")
 
 
-def gpu_device_count(ctx: Any) -> str:
+def gpu_device_count(ctx: ProbeContext) -> str:
     torch = require_cuda(ctx)
     count = torch.cuda.device_count()
     names = [torch.cuda.get_device_name(i) for i in range(count)]
@@ -128,7 +132,7 @@ def gpu_device_count(ctx: Any) -> str:
     return f"torch sees all {count} GPU(s): {', '.join(names)}"
 
 
-def nccl_all_reduce(ctx: Any, torch: Any, devices: list[Any]) -> str:
+def nccl_all_reduce(ctx: ProbeContext, torch: Any, devices: list[Any]) -> str:
     """NCCL all-reduce with one rank per device (one device: the single-rank path), then
     the same through torch.distributed's NCCL process group with world size 1."""
     tensors = [torch.full((1 << 20,), float(rank + 1), device=d) for rank, d in enumerate(devices)]
@@ -152,6 +156,6 @@ def nccl_all_reduce(ctx: Any, torch: Any, devices: list[Any]) -> str:
     return f"NCCL all-reduce over {len(devices)} GPU(s) and through ProcessGroupNCCL: correct"
 
 
-def gpu_nccl_all_reduce(ctx: Any) -> str:
+def gpu_nccl_all_reduce(ctx: ProbeContext) -> str:
     torch = require_cuda(ctx)
     return nccl_all_reduce(ctx, torch, [f"cuda:{i}" for i in range(torch.cuda.device_count())])

@@ -12,7 +12,7 @@ CPU check pins its work to ``/CPU:0`` so it runs the same with or without a GPU.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from probe_tensorflow_gpu import (
     gpu_amp_step,
@@ -31,10 +31,14 @@ from probe_tensorflow_lib import (
     train_mixed,
 )
 
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
+
 IMPORT_NAME = "tensorflow"
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("tf.build_info", tier="T0")(build_info)
     suite.check("tf.amp_train_cpu", tier="T2")(amp_train_cpu)
     suite.check("tf.dilated_conv_cpu", tier="T2")(dilated_conv_cpu)
@@ -45,7 +49,7 @@ def register(suite: Any) -> None:
     suite.check("tf.gpu.cuda_libraries", tier="T2", needs_gpu=True)(gpu_cuda_libraries)
 
 
-def build_info(ctx: Any) -> str:
+def build_info(ctx: ProbeContext) -> str:
     """The wheel is a CUDA build for the stack's CUDA and cuDNN majors (no GPU needed)."""
     tf = load_tf()
     info = dict(tf.sysconfig.get_build_info())
@@ -67,12 +71,12 @@ def build_info(ctx: Any) -> str:
     )
 
 
-def amp_train_cpu(ctx: Any) -> str:
+def amp_train_cpu(ctx: ProbeContext) -> str:
     losses, device = train_mixed(ctx, CPU)
     return summary(losses, device)
 
 
-def dilated_conv_cpu(ctx: Any) -> str:
+def dilated_conv_cpu(ctx: ProbeContext) -> str:
     out, error = dilated_conv(ctx, CPU)
     return (
         f"conv2d dilations={CONV_DILATIONS} on {out.device}: max rel error {error:.2e} "

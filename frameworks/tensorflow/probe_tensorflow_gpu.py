@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from probe_tensorflow_lib import (
     CONV_DILATIONS,
@@ -24,8 +24,12 @@ from probe_tensorflow_lib import (
     train_mixed,
 )
 
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext
 
-def require_gpu(ctx: Any) -> Any:
+
+def require_gpu(ctx: ProbeContext) -> Any:
     """A GPU was expected, so TensorFlow seeing none is a CPU fallback, never a skip."""
     tf = load_tf()
     gpus = tf.config.list_physical_devices("GPU")
@@ -39,7 +43,7 @@ def require_gpu(ctx: Any) -> Any:
     return tf
 
 
-def on_gpu(ctx: Any, what: str, tensor: Any) -> None:
+def on_gpu(ctx: ProbeContext, what: str, tensor: Any) -> None:
     ctx.evidence(f"{what}_device", tensor.device)
     if not tensor.device.endswith("GPU:0"):
         ctx.cpu_fallback(f"{what} ran on {tensor.device}, not {GPU}")
@@ -56,7 +60,7 @@ def no_tf32(tf: Any) -> Iterator[None]:
         tf.config.experimental.enable_tensor_float_32_execution(saved)
 
 
-def gpu_devices(ctx: Any) -> str:
+def gpu_devices(ctx: ProbeContext) -> str:
     tf = require_gpu(ctx)
     gpu = tf.config.list_physical_devices("GPU")[0]
     details = tf.config.experimental.get_device_details(gpu)
@@ -77,7 +81,7 @@ def gpu_devices(ctx: Any) -> str:
     return f"{len(logical)} GPU(s): {details.get('device_name')} (compute {capability}, {source})"
 
 
-def gpu_matmul(ctx: Any) -> str:
+def gpu_matmul(ctx: ProbeContext) -> str:
     import numpy as np
 
     tf = require_gpu(ctx)
@@ -110,7 +114,7 @@ def reference_weight_grad(tf: Any, x: Any, w: Any) -> Any:
     return spread.numpy()[:: CONV_DILATIONS[0], :: CONV_DILATIONS[1]]
 
 
-def gpu_dilated_conv(ctx: Any) -> str:
+def gpu_dilated_conv(ctx: ProbeContext) -> str:
     tf = require_gpu(ctx)
     x, w = conv_inputs()
     with no_tf32(tf):
@@ -126,7 +130,7 @@ def gpu_dilated_conv(ctx: Any) -> str:
     )
 
 
-def gpu_amp_step(ctx: Any) -> str:
+def gpu_amp_step(ctx: ProbeContext) -> str:
     require_gpu(ctx)
     losses, device = train_mixed(ctx, GPU)
     if not device.endswith("GPU:0"):
@@ -146,7 +150,7 @@ def mapped_libraries(maps: Path = Path("/proc/self/maps")) -> dict[str, list[str
     return {stem: sorted(paths) for stem, paths in sorted(found.items())}
 
 
-def gpu_cuda_libraries(ctx: Any) -> str:
+def gpu_cuda_libraries(ctx: ProbeContext) -> str:
     """After cuBLAS and cuDNN work, each CUDA library must be mapped once, from the stack."""
     tf = require_gpu(ctx)
     x, w = conv_inputs()

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext
 
 SEED = 0
 
@@ -89,7 +93,7 @@ def mixed_model(tf: Any, features: int) -> Any:
     )
 
 
-def check_policy(ctx: Any, model: Any) -> None:
+def check_policy(ctx: ProbeContext, model: Any) -> None:
     """mixed_float16 must really be in effect, or the step below proves nothing about it."""
     layer = model.layers[0]
     dtypes = {"compute": str(layer.compute_dtype), "variable": str(layer.variable_dtype)}
@@ -98,7 +102,7 @@ def check_policy(ctx: Any, model: Any) -> None:
         ctx.fail(f"mixed_float16 policy not in effect: {dtypes}")
 
 
-def train_mixed(ctx: Any, device: str) -> tuple[list[float], str]:
+def train_mixed(ctx: ProbeContext, device: str) -> tuple[list[float], str]:
     """A few loss-scaled SGD steps (tf.GradientTape + LossScaleOptimizer) pinned to ``device``."""
     tf = load_tf()
     x, y = ctx.regression_data(seed=SEED)
@@ -111,7 +115,8 @@ def train_mixed(ctx: Any, device: str) -> tuple[list[float], str]:
         optimizer.build(model.trainable_variables)  # variables made outside the traced step
         x, y = tf.constant(x, tf.float32), tf.constant(y, tf.float32)
 
-        @tf.function
+        # tf is untyped to mypy (no framework in the builder's venv), so is its decorator.
+        @tf.function  # type: ignore[untyped-decorator]
         def step() -> Any:
             with tf.GradientTape() as tape:
                 prediction = tf.cast(model(x, training=True), tf.float32)
@@ -183,7 +188,7 @@ def tf_conv(tf: Any, x: Any, w: Any, rates: tuple[int, int]) -> Any:
     return tf.nn.conv2d(x, w, strides=1, padding="SAME", dilations=[1, *rates, 1])
 
 
-def dilated_conv(ctx: Any, device: str) -> tuple[Any, float]:
+def dilated_conv(ctx: ProbeContext, device: str) -> tuple[Any, float]:
     """tf.nn.conv2d with dilations vs numpy taps, and vs the spread kernel at dilation 1."""
     tf = load_tf()
     x, w = conv_inputs()

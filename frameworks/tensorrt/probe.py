@@ -8,19 +8,23 @@ PyPI packages fetch libnvinfer from NVIDIA's own index. The probe is written for
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "tensorrt"
 FP16_TOLERANCE = 1e-2  # relative to max |reference|: fp16 keeps ~3 decimal digits
 H2D, D2H = 1, 2  # cudaMemcpyKind
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("tensorrt.builder", tier="T0")(builder_exists)
     suite.check("tensorrt.gpu.onnx_fp16_engine", tier="T2", needs_gpu=True)(onnx_fp16_engine)
 
 
-def builder_exists(ctx: Any) -> str:
+def builder_exists(ctx: ProbeContext) -> str:
     import tensorrt as trt
 
     logger = trt.Logger(trt.Logger.ERROR)
@@ -42,7 +46,7 @@ def onnx_model(weights: Any) -> bytes:
     return bytes(onnx.helper.make_model(graph).SerializeToString())
 
 
-def build_engine(ctx: Any, model: bytes) -> Any:
+def build_engine(ctx: ProbeContext, model: bytes) -> Any:
     import tensorrt as trt
 
     logger = trt.Logger(trt.Logger.WARNING)
@@ -60,7 +64,7 @@ def build_engine(ctx: Any, model: bytes) -> Any:
     return trt.Runtime(logger).deserialize_cuda_engine(serialized)
 
 
-def onnx_fp16_engine(ctx: Any) -> str:
+def onnx_fp16_engine(ctx: ProbeContext) -> str:
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -76,7 +80,7 @@ def onnx_fp16_engine(ctx: Any) -> str:
     return f"fp16 engine from ONNX: relative error {error:.2e} <= {FP16_TOLERANCE}"
 
 
-def run_engine(ctx: Any, engine: Any, x: Any, out_shape: tuple[int, int]) -> Any:
+def run_engine(ctx: ProbeContext, engine: Any, x: Any, out_shape: tuple[int, int]) -> Any:
     import numpy as np
 
     cudart = ctypes.CDLL("libcudart.so.13")
@@ -99,6 +103,6 @@ def run_engine(ctx: Any, engine: Any, x: Any, out_shape: tuple[int, int]) -> Any
     return out.astype(np.float64)
 
 
-def _cuda(ctx: Any, status: int) -> None:
+def _cuda(ctx: ProbeContext, status: int) -> None:
     if status != 0:
         ctx.fail(f"CUDA runtime call failed with error {status}")

@@ -10,7 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Types only: probes never import the runner (see probe_api.py).
+    from probe_api import ProbeContext, ProbeSuite
 
 IMPORT_NAME = "theano"
 SEED = 0
@@ -42,7 +46,7 @@ print("error", float(np.abs(f(a, b) - ref).max() / np.abs(ref).max()))
 """.replace("NO_BACKEND_EXIT", str(NO_BACKEND_EXIT))
 
 
-def register(suite: Any) -> None:
+def register(suite: ProbeSuite) -> None:
     suite.check("theano.c_compiler", tier="T0")(c_compiler)
     suite.check("theano.function", tier="T2")(function)
     suite.check("theano.grad", tier="T2")(grad)
@@ -50,7 +54,7 @@ def register(suite: Any) -> None:
     suite.check("theano.gpu.function", tier="T2", needs_gpu=True)(gpu_function)
 
 
-def c_compiler(ctx: Any) -> str:
+def c_compiler(ctx: ProbeContext) -> str:
     """Theano without a C++ compiler runs every graph in pure Python, a silent slow fallback."""
     import theano
 
@@ -67,7 +71,7 @@ def c_compiler(ctx: Any) -> str:
     return f"C++ compiler {theano.config.cxx}, BLAS {theano.config.blas.ldflags}"
 
 
-def function(ctx: Any) -> str:
+def function(ctx: ProbeContext) -> str:
     """Compile tanh(x @ w) with the C linker and compare it with numpy."""
     import numpy as np
     import theano
@@ -86,7 +90,7 @@ def function(ctx: Any) -> str:
     return ctx.assert_close(f"tanh(dot) via {'+'.join(ops)}", out, np.tanh(a @ b), TOLERANCE)
 
 
-def grad(ctx: Any) -> str:
+def grad(ctx: ProbeContext) -> str:
     """d/ds (s^3 sin s + exp(s/2)) from theano.grad against the analytic derivative."""
     import numpy as np
     import theano
@@ -108,7 +112,7 @@ def line_data() -> tuple[Any, Any]:
     return x, 3.0 * x - 1.0 + 0.01 * rng.standard_normal(256)
 
 
-def train(ctx: Any, steps: int = 30, lr: float = 0.1) -> str:
+def train(ctx: ProbeContext, steps: int = 30, lr: float = 0.1) -> str:
     """SGD on shared variables through `updates`: Theano's training idiom; the loss must fall.
 
     Elementwise on purpose: `theano.function` already compiled the BLAS path, and each new C
@@ -134,7 +138,7 @@ def train(ctx: Any, steps: int = 30, lr: float = 0.1) -> str:
     return f"SGD loss {seen[0]:.4f} -> {seen[-1]:.4f} in {steps} steps"
 
 
-def gpu_function(ctx: Any) -> str:
+def gpu_function(ctx: ProbeContext) -> str:
     """tanh(x @ w) with THEANO_FLAGS=device=cuda0 in a child; no GPU backend is a fallback."""
     flags = "device=cuda0,floatX=float32,force_device=True"
     env = {**os.environ, "THEANO_FLAGS": flags}

@@ -6,21 +6,31 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import docker.errors
 import requests
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
-from ngc_builder.errors import EngineError, InputError, Problem
+from ngc_builder.errors import EngineError, InputError, Problem, StepError
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model, load_release
 from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.manifest.site import slurm_site
+from ngc_builder.pipeline.interrupt import stop_signals_raise
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.runner.report import RunReport
 from ngc_builder.services.engine import Engine, connect, gpu_mode, image_exists
 from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate.baselines import DEFAULT_FILE, measurements, record
+from ngc_builder.validate.charliecloud import ChRun, image_facts, validate_charliecloud
+from ngc_builder.validate.chrun import (
+    Account,
+    Processes,
+    SubprocessProcesses,
+    is_reference,
+    run_account,
+)
 from ngc_builder.validate.evidence import write_reports
 from ngc_builder.validate.host import HostBaselines, baseline_document
 from ngc_builder.validate.image import validate_image
@@ -40,6 +50,7 @@ class ValidateImageOptions:
     slurm: bool = False  # as a job of the site's Slurm cluster
     site: Path | None = None
     root: Path = Path(".")
+    runtime: str = "docker"  # or charliecloud: ch-run, unprivileged, without the entrypoint
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,53 @@ def validate_image_command(options: ValidateImageOptions, engine: Engine | None 
     """`engine`: where the image is (default: the local engine)."""
     if options.slurm:
         return validate_slurm_command(options, SubprocessSlurm(), engine)
+    if options.runtime == "charliecloud":
+        return validate_charliecloud_command(options, engine)
     engine = engine or connect()
+    ref = options.ref
+    expected, name, document = _image_inputs(engine, options)
+    outcome = validate_image(engine, ref, expected, gpu_mode(), options.out, name,
+                             baselines=document)
+    if options.junit is not None:
+        write_junit(outcome.report, options.junit, f"ngc.{name}")
+    return _finish(outcome.report, options.as_json)
+
+
+def validate_charliecloud_command(options: ValidateImageOptions, engine: Engine | None = None,
+                                  processes: Processes | None = None,
+                                  account: Account | None = None) -> int:
+    """The image from `engine`, converted and run by Charliecloud as HPC sites start it.
+    `processes`, `account`: the programs and the unprivileged user (default: the real ones)."""
+    ref = options.ref
+    if not is_reference(ref):  # it becomes an argument of ch-convert: never an option
+        raise InputError([Problem("IMAGE", 1, "image", f"{ref!r} is not an image name or "
+                                  "ID (letters, digits and ._/:@-, not starting with -)")])
+    engine = engine or connect()
+    expected, name, document = _image_inputs(engine, options)
+    image = image_facts(ref, engine.api.inspect_image(ref))
+    if image is None:
+        raise InputError([Problem(ref, 1, "image", "ch-convert reads images by name and this "
+                                  "one has no tag: `docker tag` it, then validate the tag")])
+    ch = ChRun(processes or SubprocessProcesses(), account or _run_account(ref), ref)
+    with stop_signals_raise():  # SIGTERM too unwinds, so the converted copy is removed
+        outcome = validate_charliecloud(ch, image, expected, gpu_mode(), options.out,
+                                        f"{name}-charliecloud", baselines=document)
+    if options.junit is not None:
+        write_junit(outcome.report, options.junit, f"ngc.{name}.charliecloud")
+    return _finish(outcome.report, options.as_json)
+
+
+def _run_account(ref: str) -> Account:
+    try:
+        return run_account()
+    except KeyError:
+        raise StepError(ref, "charliecloud", "no `nobody` account to run ch-run as (root "
+                        "runs images unprivileged, as that user)") from None
+
+
+def _image_inputs(engine: Engine, options: ValidateImageOptions
+                  ) -> tuple[dict[str, str], str, dict[str, Any] | None]:
+    """The labels the image must carry, its report name and its T3 baselines."""
     ref = options.ref
     if not image_exists(engine, ref):
         raise InputError([Problem(ref, 1, "image", "no such image in the engine")])
@@ -67,11 +124,7 @@ def validate_image_command(options: ValidateImageOptions, engine: Engine | None 
     name = ref.rsplit("/", 1)[-1].replace(":", "_")
     lineage = labels.get(f"{LABEL_PREFIX}.image") or name.split("_")[0]
     document = baseline_document(HostBaselines(options.baselines_file), lineage)
-    outcome = validate_image(engine, ref, expected, gpu_mode(), options.out, name,
-                             baselines=document)
-    if options.junit is not None:
-        write_junit(outcome.report, options.junit, f"ngc.{name}")
-    return _finish(outcome.report, options.as_json)
+    return expected, name, document
 
 
 def validate_slurm_command(options: ValidateImageOptions, cluster: SlurmCluster,

@@ -12,7 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ngc_builder.errors import Problem
-from ngc_builder.lock.models import ImageLock, ReleaseLock
+from ngc_builder.lock.apt import AptResolution
+from ngc_builder.lock.models import AptPackage, ImageLock, ReleaseLock
 from ngc_builder.lock.where import value_line
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.platforms import HOST_PLATFORM, MACHINES
@@ -41,11 +42,44 @@ def apt_requirements(loaded: LoadedRelease, spec: ImageSpec,
                      platform: str = HOST_PLATFORM) -> list[str]:
     if spec.kind == "base":
         return list(loaded.bases[spec.base].apt_packages)
+    if spec.kind == "cuda":
+        return list(loaded.bases[spec.base].cuda_apt_packages)
     if spec.kind == "framework":
         assert spec.entry is not None
         return loaded.frameworks[spec.entry.framework].spec.apt_for(spec.entry.variant,
                                                                      platform)
     return []
+
+
+def layer_apt_sets(loaded: LoadedRelease, plan: ReleasePlan, base_name: str,
+                   platform: str = HOST_PLATFORM) -> dict[str, list[str]]:
+    """What apt resolves for each layer on `base_name` beyond the base: its own packages after
+    those of the layers between it and the base (a framework resolves on top of its CUDA
+    stack's, so it locks only what the stack lacks; `minus_parents` takes those out again)."""
+    layers: dict[str, list[str]] = {}
+    for spec in plan.images:
+        if spec.base != base_name or spec.kind == "base" or platform not in spec.platforms:
+            continue
+        chain = [plan.get(name) for name in reversed(ancestors(plan, spec))] + [spec]
+        wanted = [package for node in chain if node.kind != "base"
+                  for package in apt_requirements(loaded, node, platform)]
+        if wanted:
+            layers[spec.name] = wanted
+    return layers
+
+
+def minus_parents(plan: ReleasePlan, resolution: AptResolution) -> AptResolution:
+    """`resolution` with each layer's packages that its parent layer already installs left
+    out (the sets of `layer_apt_sets` repeat the parents' packages)."""
+    layers: dict[str, list[AptPackage] | str] = {}
+    for name, found in resolution.layers.items():
+        parent = resolution.layers.get(plan.get(name).parent or "")
+        if isinstance(found, str) or not isinstance(parent, list):
+            layers[name] = found
+            continue
+        inherited = {package.pin() for package in parent}
+        layers[name] = [package for package in found if package.pin() not in inherited]
+    return AptResolution(resolution.base, layers)
 
 
 def image_inputs(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec,

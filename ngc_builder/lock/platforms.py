@@ -9,14 +9,16 @@ and their `.deb`s and OS base by apt told the platform is native (lock/foreign.p
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ngc_builder.errors import StepError
 from ngc_builder.lock.apt import AptResolution
 from ngc_builder.lock.foreign import ForeignResolution, resolve_foreign_apt
 from ngc_builder.lock.inputs import (
     ancestors,
-    apt_requirements,
     image_inputs,
+    layer_apt_sets,
+    minus_parents,
     pip_requirements,
     target_of,
 )
@@ -48,13 +50,10 @@ def engine_apt(loaded: LoadedRelease, plan: ReleasePlan, engine: Engine,
                sink: LineSink) -> ForeignAptResolver:
     """The resolver that runs apt in each OS base's host-platform image in `engine`."""
     def resolve(base_name: str, platform: str) -> ForeignResolution:
-        layers = {spec.name: apt_requirements(loaded, spec, platform) for spec in plan.images
-                  if spec.base == base_name and spec.kind == "framework"
-                  and platform in spec.platforms}
-        return resolve_foreign_apt(engine, plan.os_refs[base_name], DEB_ARCHES[platform],
-                                   list(loaded.bases[base_name].apt_packages),
-                                   {name: wanted for name, wanted in layers.items() if wanted},
-                                   sink)
+        found = resolve_foreign_apt(engine, plan.os_refs[base_name], DEB_ARCHES[platform],
+                                    list(loaded.bases[base_name].apt_packages),
+                                    layer_apt_sets(loaded, plan, base_name, platform), sink)
+        return replace(found, apt=minus_parents(plan, found.apt))
     return resolve
 
 

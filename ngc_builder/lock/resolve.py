@@ -12,7 +12,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ngc_builder.errors import StepError
 from ngc_builder.lock.apt import AptResolution, resolve_apt
-from ngc_builder.lock.inputs import apt_requirements, image_inputs, pip_requirements, target_of
+from ngc_builder.lock.inputs import (
+    image_inputs,
+    layer_apt_sets,
+    minus_parents,
+    pip_requirements,
+    target_of,
+)
 from ngc_builder.lock.models import AptPackage, ImageLock, PipPackage, ReleaseLock
 from ngc_builder.lock.pip import ResolutionError, resolve_pip
 from ngc_builder.manifest.load import LoadedRelease
@@ -60,12 +66,10 @@ def build_lock(loaded: LoadedRelease, plan: ReleasePlan, apt_of: AptResolver,
 
 def _resolve_base_apt(loaded: LoadedRelease, plan: ReleasePlan, engine: Engine,
                       base_name: str, sink: LineSink) -> AptResolution:
-    layers = {spec.name: apt_requirements(loaded, spec) for spec in plan.images
-              if spec.base == base_name and spec.kind == "framework"}
     sink(f"resolving Debian packages on {base_name}")
-    return resolve_apt(engine, plan.os_refs[base_name],
-                       list(loaded.bases[base_name].apt_packages),
-                       {name: wanted for name, wanted in layers.items() if wanted}, sink)
+    return minus_parents(plan, resolve_apt(engine, plan.os_refs[base_name],
+                                           list(loaded.bases[base_name].apt_packages),
+                                           layer_apt_sets(loaded, plan, base_name), sink))
 
 
 PipResult = dict[str, list[PipPackage] | str]

@@ -235,6 +235,10 @@ class BaseImage(Strict):
     pull: ImageRef | None = None
     bootstrap: Bootstrap | None = None
     apt_packages: list[DebianPackage] = Field(min_length=1)
+    # What every CUDA stack on this OS adds: the multi-node userspace (rdma-core's libibverbs,
+    # providers and librdmacm, UCX, OpenMPI). NCCL dlopens libibverbs at run time and falls back
+    # to TCP sockets, silently, without it; package names differ between Debian suites.
+    cuda_apt_packages: list[DebianPackage] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _has_a_source(self) -> BaseImage:

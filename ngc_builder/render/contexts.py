@@ -20,6 +20,12 @@ from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
+from ngc_builder.render.environment import (
+    env_instruction,
+    framework_environment,
+    stack_environment,
+    workspace_readme,
+)
 from ngc_builder.render.installs import (
     VENV_TAR,
     apt_install,
@@ -210,9 +216,12 @@ def _render_cuda(
                             sorted(stack.libraries.items())}}
     files = {"stack/requirements.txt": pins.encode(), "expect/10-cuda.json": _json(expect),
              "stack/requirements.lock": requirements_lock(locked.pip).encode()}
+    requested = list(loaded.bases[spec.base].cuda_apt_packages)
     text = env.get_template("cuda.Dockerfile.j2").render(
         stack_name=spec.stack, stack=stack, require_cuda=require_cuda(stack.cuda), **context,
-        **wheel_install("/opt/ngc/stack/requirements.lock", locked.pip, context))
+        **wheel_install("/opt/ngc/stack/requirements.lock", locked.pip, context),
+        apt_install=apt_install(locked.apt, requested),
+        environment=env_instruction(stack_environment(stack)))
     return RenderedImage(spec, text, files)
 
 
@@ -232,8 +241,10 @@ def _render_framework(
               "extras": framework.spec.extras_for(entry.variant),
               "gpu_targets": loaded.release.targets_of(entry),
               "gpu_image": entry.stack is not None and framework.spec.needs_cuda(entry.variant)}
+    variables = framework_environment(framework.spec, entry, loaded.release.release)
     files = {"requirements.txt": requirements.encode(), "expect/20-framework.json": _json(expect),
              "requirements.lock": requirements_lock(locked.pip).encode(),
+             "workspace/README.md": workspace_readme(env, loaded, spec, variables).encode(),
              **probe_files(framework.probe)}
     layer = framework.layer_template.relative_to(loaded.root).as_posix()
     view = {"name": spec.name, "version": entry.version, "stack": entry.stack,
@@ -243,7 +254,8 @@ def _render_framework(
         framework=framework.spec, image=view, layer_template=layer, **context,
         **wheel_install(lock_file, locked.pip, context),
         apt_install=apt_install(locked.apt, framework.spec.apt_for(entry.variant,
-                                                                   str(context["platform"]))))
+                                                                   str(context["platform"]))),
+        environment=env_instruction(variables))
     return RenderedImage(spec, text, files)
 
 

@@ -7,11 +7,13 @@ on a host); everything they need reaches them through the ``Context`` a check is
 from __future__ import annotations
 
 import math
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NoReturn
 
-from . import numeric, nvml, perf
+from . import mpilaunch, numeric, nvml, perf
 from .report import FAULTS, Fault, Status
 
 
@@ -140,6 +142,28 @@ class Context:
 
     def evidence(self, key: str, value: object) -> None:
         self.evidence_data[key] = jsonable(value)
+
+    def absent(self, message: str) -> NoReturn:
+        """Something the image should hold is missing: the image's fault; in host mode the
+        environment is the host's, so the check is skipped."""
+        if self.host_mode:
+            self.skip(f"host mode: {message}")
+        self.fail(message)
+
+    def mpirun(self, worker: str, processes: int = 2) -> list[Any]:
+        """Each rank's return of ``main(rank, size, coordinator)`` in the file `worker`, run in
+        `processes` processes launched by Open MPI's mpirun (runner/mpilaunch.py)."""
+        if shutil.which("mpirun") is None:
+            self.absent("mpirun is not installed (openmpi-bin)")
+        run = mpilaunch.launch(Path(worker), processes)
+        self.evidence("command", run.command)
+        if run.returncode is None:
+            self.fail(f"the {processes}-process job did not end in {mpilaunch.TIMEOUT_S} s")
+        if run.returncode != 0 or len(run.results) != processes:
+            self.evidence("output_tail", run.output[-2000:])
+            self.fail(f"mpirun -np {processes} exited {run.returncode} with "
+                      f"{len(run.results)} rank result(s): {run.last_error()[:300]}")
+        return [run.results[rank] for rank in sorted(run.results)]
 
     def measure(
         self, metric: str, unit: str, sample: Callable[[], float], repeats: int = perf.MIN_REPEATS,

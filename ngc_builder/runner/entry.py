@@ -1,4 +1,5 @@
-"""The images' entrypoint: a banner on stderr, then the given command, unchanged.
+"""The images' entrypoint: a banner on stderr, the site hooks of /opt/ngc/entrypoint.d
+(runner/hooks.py), then the given command, unchanged.
 
 ``ENTRYPOINT ["python", "-I", "-m", "ngc_runner.entry"]`` with ``CMD ["/bin/bash"]``. As PID 1
 (plain ``docker run``) it stays as a minimal init: the command runs as its child in its own
@@ -18,15 +19,22 @@ import signal
 import sys
 
 from .banner import print_banner
+from .hooks import HookFailed, run_hooks
 
 FORWARDED = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
              signal.SIGUSR2, signal.SIGWINCH, signal.SIGCONT]
 DEFAULT_COMMAND = ["/bin/bash"]
+HOOK_FAILED = 1  # the container's exit status when a site hook failed
 
 
 def main(argv: list[str]) -> int:
     command = argv or DEFAULT_COMMAND
     print_banner()
+    try:
+        run_hooks()
+    except HookFailed as exc:
+        print(f"ngc entrypoint: {exc}; {command[0]} was not started", file=sys.stderr)
+        return HOOK_FAILED
     if os.getpid() != 1:
         return become(command)
     return supervise(command)

@@ -12,7 +12,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import archs, core, framework, gpu, libs, nvml, perf, runtime, tools, visibility
+from . import (
+    archs,
+    core,
+    framework,
+    gpu,
+    imageenv,
+    libs,
+    multinode,
+    nvml,
+    perf,
+    runtime,
+    tools,
+    visibility,
+)
 from .context import UNRESOLVED
 from .report import RunReport
 from .suite import RunEnv, Suite, run_checks
@@ -23,7 +36,9 @@ def build_suite(expect: dict[str, Any], probes_dir: Path) -> Suite:
     suite = Suite()
     core.register(suite, expect)
     runtime.register(suite, expect)
+    imageenv.register(suite, expect)
     libs.register(suite, expect.get("libraries", {}))
+    multinode.register(suite, expect)
     gpu.register(suite)
     if "gpu_targets" in expect:
         archs.register(suite)

@@ -111,3 +111,38 @@ def test_validation_ran_as_an_arbitrary_uid_on_a_read_only_root(ci_release: Rele
     assert checks["image.user"]["evidence"]["uid_gid"] == "54321:54321"
     assert checks["image.user"]["evidence"]["root_read_only"] is True
     assert "--user 54321:54321 --read-only" in report["environment"]["docker_command"]
+
+
+def test_versions_are_in_the_environment_and_the_workspace_readme_says_how_to_run(
+    ci_release: ReleaseRun, docker_client: Any,
+) -> None:
+    ref = ref_of(ci_release, "jax")
+    docker("pull", ref)
+    env = dict(line.split("=", 1) for line in docker_client.api.inspect_image(ref)["Config"]["Env"])
+    assert (env["JAX_VERSION"], env["NVIDIA_PRODUCT_NAME"], env["NGC_RELEASE"]) == (
+        "0.12.0", "JAX", "26.11")
+    assert (env["CUDA_VERSION"], env["CUDART_VERSION"]) == ("13.2", "13.2.86")
+    readme = docker("run", "--rm", "-e", "NGC_BANNER=off", ref, "cat", "/workspace/README.md")
+    assert readme.stdout.startswith("# JAX 0.12.0 (ngc-builder release 26.11)\n")
+    assert "## Charliecloud" in readme.stdout and "ch-run --set-env" in readme.stdout
+
+
+def test_site_hooks_run_in_order_and_a_failing_one_stops_the_start_named(
+    ci_release: ReleaseRun, tmp_path: Path,
+) -> None:
+    hooks = tmp_path / "entrypoint.d"
+    hooks.mkdir()
+    (hooks / "10-site.txt").write_text("Welcome to the site cluster\n")
+    (hooks / "20-fabric.sh").write_text("export NCCL_IB_HCA=mlx5\nunset NGC_RELEASE\n")
+    (hooks / "30-after.sh").write_text('export SITE_ORDER="$NCCL_IB_HCA-then-30"\n')
+    mount = ["-v", f"{hooks}:/opt/ngc/entrypoint.d:ro"]
+    ref = ref_of(ci_release, "jax")
+    program = "import os; print(os.environ['SITE_ORDER'], 'NGC_RELEASE' in os.environ)"
+    done = docker("run", "--rm", *mount, *ODD_USER, ref, "python", "-c", program)
+    assert (done.returncode, done.stdout) == (0, "mlx5-then-30 False\n"), done.stderr
+    assert "Welcome to the site cluster" in done.stderr
+    (hooks / "25-broken.sh").write_text("echo mounting scratch >&2\nfalse\n")
+    failed = docker("run", "--rm", *mount, ref, "touch", "/tmp/ran")
+    assert failed.returncode == 1
+    assert ("ngc entrypoint: hook /opt/ngc/entrypoint.d/25-broken.sh failed (exit 1); "
+            "touch was not started") in failed.stderr

@@ -83,6 +83,12 @@ def test_cpu_image_passes_t0_and_t2_and_skips_gpu_checks_with_reason(
                for c in gpu_checks)
     assert checks["gpu.driver"]["message"] == "no GPU"
     assert json.loads(done.stdout)["environment"]["docker_command"].startswith("docker run")
+    # The multi-node userspace of the stack, through the real Open MPI: no RDMA device here.
+    assert checks["multinode.userspace"]["message"].endswith("no RDMA device on this host")
+    for job in ("multinode.mpirun", "jax.dist.multiprocess_cpu"):
+        assert checks[job]["status"] == "pass", checks[job]
+    assert "values [1, 2] gathered" in checks["jax.dist.multiprocess_cpu"]["message"]
+    assert "JAX_VERSION=0.12.0" in checks["image.environment"]["message"]
 
 
 def validate_broken(ci_release: ReleaseRun, docker_client: Any, run_line: str,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ngc_builder.lock.apt import AptResolution
 from ngc_builder.lock.foreign import ForeignResolution
+from ngc_builder.lock.inputs import apt_requirements
 from ngc_builder.lock.models import (
     AptPackage,
     OsLock,
@@ -52,9 +53,8 @@ def pinned(requirements: list[str], target: Target, parent: list[PipPackage]
 def apt_of(loaded: LoadedRelease, plan: ReleasePlan) -> Callable[[str], AptResolution]:
     def resolve(base_name: str) -> AptResolution:
         layers: dict[str, list[AptPackage] | str] = {
-            spec.name: [deb(n) for n in loaded.frameworks[spec.entry.framework].spec
-                        .apt_for(spec.entry.variant)]
-            for spec in plan.images if spec.base == base_name and spec.entry is not None}
+            spec.name: [deb(n) for n in apt_requirements(loaded, spec)]
+            for spec in plan.images if spec.base == base_name and spec.kind != "base"}
         return AptResolution(base=[deb(n) for n in loaded.bases[base_name].apt_packages],
                              layers=layers)
     return resolve
@@ -83,9 +83,8 @@ def foreign_apt(loaded: LoadedRelease) -> ForeignAptResolver:
         assert platform == "linux/arm64"
         return ForeignResolution([arm("libc6")], AptResolution(
             [arm(name) for name in loaded.bases[base_name].apt_packages],
-            {spec.name: [arm(name) for name in loaded.frameworks[spec.entry.framework].spec
-                         .apt_for(spec.entry.variant, platform)]
-             for spec in plan_release(loaded).images if spec.entry is not None}))
+            {spec.name: [arm(name) for name in apt_requirements(loaded, spec, platform)]
+             for spec in plan_release(loaded).images if spec.kind != "base"}))
     return resolve
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ngc_builder.lock.inputs import stale_problems, with_locked_os
+from ngc_builder.lock.apt import AptResolution
+from ngc_builder.lock.inputs import layer_apt_sets, minus_parents, stale_problems, with_locked_os
 from ngc_builder.lock.models import OsLock, lock_path
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import plan_release
@@ -83,3 +84,22 @@ def test_a_locked_os_names_its_image_and_goes_stale_with_its_suite(
     found = [str(p) for p in stale_problems(loaded, plan, wrong, lock_path(loaded.manifest))]
     assert found == ["releases/26.11.lock.json:1: os.debian-trixie: lock is stale (suite sid "
                      "locked, trixie wanted): lock again"]
+
+
+def test_a_framework_on_a_stack_resolves_after_the_stack_s_packages_and_locks_only_its_own(
+    write_release: WriteRelease,
+) -> None:
+    loaded = load_release(write_release(GOOD_RELEASE))
+    plan = plan_release(loaded)
+    sets = layer_apt_sets(loaded, plan, "debian-trixie")
+    stack = list(loaded.bases["debian-trixie"].cuda_apt_packages)
+    assert sets["cuda-cu13"] == stack and "openmpi-bin" in stack
+    assert sets["pytorch"] == [*stack, "libquadmath0"]  # the stack's first, then its own
+    assert sets["jax"] == stack
+    resolved = AptResolution([deb("libc6")], {
+        "cuda-cu13": [deb("openmpi-bin"), deb("libucx0")],
+        "pytorch": [deb("openmpi-bin"), deb("libucx0"), deb("libquadmath0")],
+        "jax": [deb("openmpi-bin"), deb("libucx0")]})
+    own = minus_parents(plan, resolved).layers
+    assert own == {"cuda-cu13": [deb("openmpi-bin"), deb("libucx0")],
+                   "pytorch": [deb("libquadmath0")], "jax": []}

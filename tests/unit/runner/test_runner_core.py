@@ -82,7 +82,8 @@ def test_checks_without_expectations_are_not_emitted() -> None:
          "cuda": "13.2", "tools": {"tensorboard": "2.21.0"}}, Path("/x")
     )
     assert full.ids == ["python.version", "pip.check", "stack.wheels", "os.shm", "image.user",
-                        "image.workdir", "cuda.require", "lib.cudart", "gpu.driver",
+                        "image.workdir", "cuda.require", "image.environment", "lib.cudart",
+                        "multinode.userspace", "multinode.mpirun", "gpu.driver",
                         "gpu.device_count", "tools.tensorboard"]
     targeted = build_suite({"gpu_targets": ["9.0"]}, Path("/x"))
     assert "cuda.archs" in targeted.ids

@@ -358,3 +358,9 @@ RUN python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > /tmp
 
 COPY probe/ /opt/ngc/probes/caffe/
 COPY expect/ /opt/ngc/expect/
+COPY workspace/README.md /workspace/README.md
+# What job scripts read: the framework's version, the product and the release.
+ENV NVIDIA_PRODUCT_NAME="Caffe" \
+    CAFFE_VERSION="1.0.0" \
+    NVIDIA_CAFFE_VERSION="26.11" \
+    NGC_RELEASE="26.11"

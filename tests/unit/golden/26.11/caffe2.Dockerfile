@@ -9,3 +9,9 @@ RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:314
 
 COPY probe/ /opt/ngc/probes/caffe2/
 COPY expect/ /opt/ngc/expect/
+COPY workspace/README.md /workspace/README.md
+# What job scripts read: the framework's version, the product and the release.
+ENV NVIDIA_PRODUCT_NAME="Caffe2" \
+    CAFFE2_VERSION="1.10.2" \
+    NVIDIA_CAFFE2_VERSION="26.11" \
+    NGC_RELEASE="26.11"

@@ -8,3 +8,9 @@ RUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/digits/requirements.lock
 
 COPY probe/ /opt/ngc/probes/digits/
 COPY expect/ /opt/ngc/expect/
+COPY workspace/README.md /workspace/README.md
+# What job scripts read: the framework's version, the product and the release.
+ENV NVIDIA_PRODUCT_NAME="DIGITS" \
+    DIGITS_VERSION="6.1.1" \
+    NVIDIA_DIGITS_VERSION="26.11" \
+    NGC_RELEASE="26.11"

@@ -9,3 +9,9 @@ RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:314
 
 COPY probe/ /opt/ngc/probes/jax/
 COPY expect/ /opt/ngc/expect/
+COPY workspace/README.md /workspace/README.md
+# What job scripts read: the framework's version, the product and the release.
+ENV NVIDIA_PRODUCT_NAME="JAX" \
+    JAX_VERSION="0.12.0" \
+    NVIDIA_JAX_VERSION="26.11" \
+    NGC_RELEASE="26.11"

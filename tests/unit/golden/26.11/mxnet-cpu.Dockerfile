@@ -29,3 +29,9 @@ RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:314
 
 COPY probe/ /opt/ngc/probes/mxnet/
 COPY expect/ /opt/ngc/expect/
+COPY workspace/README.md /workspace/README.md
+# What job scripts read: the framework's version, the product and the release.
+ENV NVIDIA_PRODUCT_NAME="Apache MXNet" \
+    MXNET_VERSION="1.9.1" \
+    NVIDIA_MXNET_VERSION="26.11" \
+    NGC_RELEASE="26.11"

@@ -11,3 +11,9 @@ RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:314
 
 COPY probe/ /opt/ngc/probes/pytensor/
 COPY expect/ /opt/ngc/expect/
+COPY workspace/README.md /workspace/README.md
+# What job scripts read: the framework's version, the product and the release.
+ENV NVIDIA_PRODUCT_NAME="PyTensor" \
+    PYTENSOR_VERSION="3.3.7" \
+    NVIDIA_PYTENSOR_VERSION="26.11" \
+    NGC_RELEASE="26.11"

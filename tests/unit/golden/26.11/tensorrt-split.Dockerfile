@@ -8,3 +8,9 @@ RUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/tensorrt-split/requiremen
 
 COPY probe/ /opt/ngc/probes/tensorrt/
 COPY expect/ /opt/ngc/expect/
+COPY workspace/README.md /workspace/README.md
+# What job scripts read: the framework's version, the product and the release.
+ENV NVIDIA_PRODUCT_NAME="TensorRT" \
+    TENSORRT_VERSION="11.4.0.106" \
+    NVIDIA_TENSORRT_VERSION="26.11" \
+    NGC_RELEASE="26.11"
