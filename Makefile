@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.11.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine slurm test unit integration clean-test-leftovers test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
+.PHONY: all setup engine slurm test test-extended unit integration clean-test-leftovers test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
 	report help deps-update deps-check
 
 all: test
@@ -44,14 +44,17 @@ engine: ## a Docker engine and a registry on 127.0.0.1:5000 (installed and start
 slurm: ## a Slurm cluster (a one-node one on this machine installed and started if none answers)
 	bash ci/setup-slurm.sh
 
-test: setup engine slurm ## unit + integration tests (real engine, real registry)
-	$(BIN)/python -m pytest -m "unit or integration" $(PYTEST_ARGS)
+test: setup engine slurm ## unit + integration tests (real engine, real registry), not the extended ones
+	$(BIN)/python -m pytest -m "(unit or integration) and not extended" $(PYTEST_ARGS)
+
+test-extended: setup engine slurm ## the extended integration tests (docs/testing.md): on demand and before a release
+	$(BIN)/python -m pytest -m extended $(PYTEST_ARGS)
 
 unit: setup ## fast tests, no engine
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
 
 integration: setup engine slurm ## tests against the real engine and registry
-	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "integration and not extended" $(PYTEST_ARGS)
 
 clean-test-leftovers: setup engine ## throwaway tags, images and registry repositories of test sessions that were killed
 	$(BIN)/python -m tests.leftovers

@@ -3,6 +3,7 @@ a build on a network with no route out, the cache that serves it, and the lock e
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -28,6 +29,13 @@ from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, cli, make_ci_r
 
 # --offline runs read the shared package cache: `ci_packages` fills it first.
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
+# A private key as PEM writes it (optional headers of an encrypted key, then base64), not the
+# marker alone: ssh-keygen and ssh-add (openssh-client, which Open MPI's launcher depends on)
+# carry "-----BEGIN ... PRIVATE KEY-----" as format strings. Checked against ed25519, an
+# encrypted RSA key and an OpenSSH key, and against those binaries.
+PEM_PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----\r?\n"
+                             rb"(?:[A-Za-z-]+:[^\n]*\r?\n)*\r?\n?"
+                             rb"[A-Za-z0-9+/=\r\n]{40,}-----END [A-Z0-9 ]*PRIVATE KEY-----")
 TAG = "26.11-py3"
 PUSHED = ("base", "cuda-mini", "jax")
 HOST_BUNDLES = (Path("/etc/ssl/certs/ca-certificates.crt"),  # Debian, Ubuntu
@@ -71,7 +79,7 @@ def test_published_images_carry_nothing_of_the_build_host(
         assert not [path for path in files if path.endswith("ngc-ca-bundle.crt")], name
         small = {path: data for path, data in files.items() if data is not None}
         assert not {hashlib.sha256(d).hexdigest() for d in small.values()} & host_bundles, name
-        assert not [path for path, data in small.items() if b"PRIVATE KEY-----" in data], name
+        assert not [path for path, data in small.items() if PEM_PRIVATE_KEY.search(data)], name
         config = docker_client.api.inspect_image(ref)["Config"]
         names = [entry.split("=", 1)[0] for entry in config["Env"]]
         assert not [n for n in names if SUSPECT_ENV.search(n)], (name, names)
@@ -165,3 +173,17 @@ def test_the_cache_server_serves_its_index_and_refuses_to_be_another(
     assert requests.get(url + "files/" + "0" * 64 + "/" + wheel.name, timeout=5).content == b"six"
     with pytest.raises(StepError, match="serves another package cache"):
         ensure_serving(PackageCache(tmp_path / "other"), "127.0.0.1", port)
+
+
+def test_the_key_pattern_finds_a_pem_key_and_not_ssh_keygen_s_format_strings() -> None:
+    body = base64.encodebytes(bytes(range(256)) * 2)
+    for kind in (b"", b"RSA ", b"OPENSSH "):
+        key = b"-----BEGIN " + kind + b"PRIVATE KEY-----\n" + body + b"-----END " + kind + \
+            b"PRIVATE KEY-----\n"
+        assert PEM_PRIVATE_KEY.search(b"\x00junk" + key), kind
+    encrypted = (b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,"
+                 b"00FF\n\n" + body + b"-----END RSA PRIVATE KEY-----\n")
+    assert PEM_PRIVATE_KEY.search(encrypted)
+    format_strings = (b"-----BEGIN OPENSSH PRIVATE KEY-----\n\x00%s: %s\x00"
+                      b"-----END OPENSSH PRIVATE KEY-----\n\x00")
+    assert not PEM_PRIVATE_KEY.search(format_strings)

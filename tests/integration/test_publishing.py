@@ -94,6 +94,7 @@ def test_a_no_op_rerun_builds_and_pushes_nothing(project: Project) -> None:
     assert seconds < 30  # whole CLI start-up included; the bench measures it precisely
 
 
+@pytest.mark.extended
 def test_a_bump_rebuilds_only_that_image_and_needs_force_to_move_its_tag(
     project: Project,
 ) -> None:
@@ -210,6 +211,7 @@ def cli_command() -> list[str]:
     return [sys.executable, "-m", "ngc_builder"]
 
 
+@pytest.mark.extended
 def test_a_retired_release_is_rebuilt_to_the_same_tags(project: Project, tmp_path: Path) -> None:
     probe = project.root / "frameworks" / "jax" / "probe.py"
     shutil.copyfile(REPO / "frameworks" / "jax" / "probe.py", probe)  # repaired

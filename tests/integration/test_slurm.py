@@ -128,6 +128,7 @@ def test_runtime_host_runs_the_staged_runner_with_this_machines_python(
     assert checks["framework.import"].status == "pass"
 
 
+@pytest.mark.extended
 def test_a_job_over_its_time_limit_fails_as_timed_out(
     slurm: SubprocessSlurm, tmp_path: Path,
 ) -> None:
