@@ -30,9 +30,10 @@ LOCK = REPO / "requirements" / "builder.txt"
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.MULTILINE)
 FIRST_PARTY = {"ngc_builder", "tests", "bench", "ci"}
 # Code the builder's venv never runs: probes run inside the images (the test frameworks' too),
-# the GPU tests with a GPU node's own Python (docs/testing.md); what they import is not ours
-# to lock. The runner runs in bare images too: it may import the standard library only.
-ELSEWHERE = ("frameworks/", "tests/integration/data/frameworks/", "tests/gpu/")
+# the GPU tests and GPU benchmarks with a GPU node's own Python (docs/testing.md); what they
+# import is not ours to lock. The runner runs in bare images too: it may import the standard
+# library only.
+ELSEWHERE = ("frameworks/", "tests/integration/data/frameworks/", "tests/gpu/", "bench/gpu/")
 STDLIB_ONLY = "ngc_builder/runner/"
 SCANNED = ("ngc_builder", "tests", "bench", "ci")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import probe_jax_devel
 import probe_jax_dist
 import probe_jax_gpu
 
@@ -26,6 +27,7 @@ LOSS_DROP = 0.5  # the final loss must be below this fraction of the first
 
 def register(suite: ProbeSuite) -> None:
     probe_jax_dist.register(suite)
+    probe_jax_devel.register(suite)
     suite.check("jax.train_cpu", tier="T2")(train_cpu)
     suite.check("jax.bf16_matmul", tier="T2")(bf16_matmul)
     suite.check("jax.precision_cpu", tier="T2")(precision_cpu)

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import probe_pytorch_devel
 import probe_pytorch_dist
 from probe_pytorch_autotune import gpu_cudnn_benchmark
 from probe_pytorch_bench import (
@@ -53,6 +54,7 @@ IMPORT_NAME = "torch"
 
 def register(suite: ProbeSuite) -> None:
     probe_pytorch_dist.register(suite)
+    probe_pytorch_devel.register(suite)
     suite.check("torch.build", tier="T0")(build_info)
     suite.check("torch.nccl_version", tier="T0")(nccl_version)
     suite.check("torch.train_cpu", tier="T2")(train_cpu)

@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 
 RENDEZVOUS_TIMEOUT = timedelta(seconds=300)
 NCCL_TIMEOUT_S = 300
-_NET_LINE = re.compile(r"NET/(IB|Socket|Plugin|OFI)\b.*")
+_NET_LINE = re.compile(r"NET/(IB|Socket|Plugin|OFI)\b.*|Using network \S+")
+# NCCL's own decision ("Using network IB" or "Using network Socket"), logged at INIT.
+_CHOSEN = re.compile(r"^Using network (\S+)")
+# An IB device as NET/IB lists it: "[0]mlx5_0:1/IB" or ".../RoCE". A "Using" line with no such
+# entry ("NET/IB : Using [RO]; OOB eth0", seen on an H200 with no HCA) found no device at all.
+_IB_DEVICE = re.compile(r"\[\d+\]\S+:\d+/(IB|RoCE)")
 
 
 def register(suite: ProbeSuite) -> None:
@@ -88,8 +93,10 @@ def nccl_transport(ctx: ProbeContext) -> str:
 
 def transport_verdict(ctx: ProbeContext, net_lines: list[str], rdma: list[str],
                       logged: bool) -> str:
-    using_ib = [line for line in net_lines if line.startswith("NET/IB") and "Using" in line]
-    if using_ib:
+    chosen = [match.group(1) for line in net_lines if (match := _CHOSEN.match(line))]
+    using_ib = [line for line in net_lines
+                if line.startswith("NET/IB") and "Using" in line and _IB_DEVICE.search(line)]
+    if using_ib and chosen[-1:] in ([], ["IB"]):
         return f"NCCL found its IB transport: {using_ib[0]}"
     if not logged:
         ctx.fail("NCCL logged no NET/ line at NCCL_DEBUG=INFO: its transport is unknown")

@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ngc_builder.build.osbase import Strategy, ensure_os_image
-from ngc_builder.build.osrepro import locked_os_packages
+from ngc_builder.build.osrepro import locked_os_packages, os_packages
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.lock.diff import platform_changes, release_changes, summary
+from ngc_builder.lock.inputs import with_locked_os
 from ngc_builder.lock.models import (
     ImageLock,
     OsLock,
@@ -30,7 +31,7 @@ from ngc_builder.lock.resolve import lock_release, unexpected_errors
 from ngc_builder.manifest.load import LoadedRelease, load_release
 from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.plan.dag import ReleasePlan, plan_release
-from ngc_builder.services.engine import Engine, connect
+from ngc_builder.services.engine import Engine, connect, image_exists
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ def lock_command(options: LockOptions, engine: Engine | None = None) -> int:
     kept = _kept(plan, previous, options.only, path)
     engine = engine or connect()
     _ensure_os_images(engine, loaded, plan, options.os_strategy)
+    if options.only and previous is not None:
+        plan = _on_locked_os(engine, plan, previous, path)
     lock = lock_release(loaded, plan, engine, _note, kept)
     lock = lock.model_copy(update={"os": _lock_os(engine, loaded, plan, previous, options.only)})
     lock = lock.model_copy(update={"platforms": lock_platforms(
@@ -80,6 +83,39 @@ def _ensure_os_images(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,
                       strategy: Strategy) -> None:
     for base_name, ref in sorted(plan.os_refs.items()):
         ensure_os_image(engine, loaded.bases[base_name], ref, strategy, _note)
+
+
+def _on_locked_os(engine: Engine, plan: ReleasePlan, previous: ReleaseLock,
+                  path: Path) -> ReleasePlan:
+    """--only keeps the OS lock, so it resolves in the OS images made from that lock (a
+    release makes them): apt then locks, in the new layer, what it upgrades of the OS (a
+    newer libc6 that libc6-dev asks for). Without them, in the engine's OS images, if those
+    hold what the lock holds."""
+    locked = with_locked_os(plan, previous)
+    if all(image_exists(engine, ref) for ref in locked.os_refs.values()):
+        return locked
+    _require_locked_os(engine, plan, previous, path)
+    return plan
+
+
+def _require_locked_os(engine: Engine, plan: ReleasePlan, previous: ReleaseLock,
+                       path: Path) -> None:
+    """Resolving in an OS image that holds other versions than the lock (a newer point
+    release, bootstrapped since) would lock layers the locked OS cannot install."""
+    for name, entry in sorted(previous.os.items()):
+        if name not in plan.os_refs:
+            continue
+        locked = {package.name: package.version for package in entry.apt}
+        held = {package: version for package, version, _arch in
+                os_packages(engine, plan.os_refs[name])}
+        moved = sorted(package for package in locked if held.get(package, locked[package])
+                       != locked[package])
+        if moved:
+            first = moved[0]
+            raise InputError([Problem(str(path), 1, f"os.{name}", (
+                f"--only keeps the locked OS, but {plan.os_refs[name]} holds {first} "
+                f"{held[first]} where the lock has {locked[first]} ({len(moved)} package(s) "
+                "moved): lock without --only"))])
 
 
 def _lock_os(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,

@@ -35,6 +35,10 @@ def pip_requirements(loaded: LoadedRelease, spec: ImageSpec) -> list[str]:
     if spec.kind == "framework":
         assert spec.entry is not None
         return image_requirements(loaded, spec.entry)
+    if spec.kind == "devel":
+        assert spec.stack is not None
+        wheels = loaded.release.cuda_stacks[spec.stack].devel_wheels
+        return [f"{name}=={version}" for name, version in sorted(wheels.items())]
     return []
 
 
@@ -48,6 +52,8 @@ def apt_requirements(loaded: LoadedRelease, spec: ImageSpec,
         assert spec.entry is not None
         return loaded.frameworks[spec.entry.framework].spec.apt_for(spec.entry.variant,
                                                                      platform)
+    if spec.kind == "devel":
+        return list(loaded.bases[spec.base].devel_apt_packages)
     return []
 
 

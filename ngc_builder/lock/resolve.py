@@ -78,23 +78,30 @@ PipResult = dict[str, list[PipPackage] | str]
 def _resolve_pip_layers(loaded: LoadedRelease, plan: ReleasePlan, pool: ThreadPoolExecutor,
                         sink: LineSink, pip_of: PipResolver,
                         kept: dict[str, ImageLock]) -> PipResult:
-    """CUDA layers first (their wheels constrain the frameworks on them), then frameworks."""
+    """CUDA layers first (their wheels constrain the frameworks on them), then frameworks,
+    then their devel images."""
     found: PipResult = {name: image.error or image.pip for name, image in kept.items()}
-    for kind in ("cuda", "framework"):
+    for kind in ("cuda", "framework", "devel"):
         specs = [spec for spec in plan.images if spec.kind == kind and spec.name not in kept]
-        answers = pool.map(lambda spec: _pip_layer(loaded, spec, found, sink, pip_of), specs)
+        answers = pool.map(lambda spec: _pip_layer(loaded, plan, spec, found, sink, pip_of),
+                           specs)
         found.update(zip([spec.name for spec in specs], answers, strict=True))
     return found
 
 
-def _pip_layer(loaded: LoadedRelease, spec: ImageSpec, found: PipResult,
+def _pip_layer(loaded: LoadedRelease, plan: ReleasePlan, spec: ImageSpec, found: PipResult,
                sink: LineSink, pip_of: PipResolver) -> list[PipPackage] | str:
-    parent = found.get(spec.parent or "", [])
-    if isinstance(parent, str):
-        return f"{spec.parent} could not be locked"
+    below: list[PipPackage] = []
+    node = spec.parent
+    while node:  # every layer below is installed: a devel image's is its framework's and stack's
+        parent = found.get(node, [])
+        if isinstance(parent, str):
+            return f"{node} could not be locked"
+        below += parent
+        node = plan.get(node).parent
     sink(f"resolving Python packages of {spec.name}")
     try:
-        return pip_of(pip_requirements(loaded, spec), target_of(loaded, spec), parent)
+        return pip_of(pip_requirements(loaded, spec), target_of(loaded, spec), below)
     except ResolutionError as exc:
         return f"pip: {exc}"
 

@@ -11,6 +11,7 @@ from packaging.specifiers import SpecifierSet
 from pydantic import BaseModel, ValidationError
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.manifest.devel import devel_name, devel_problems
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.models import BaseImage, ImageEntry, Release
 from ngc_builder.manifest.source import SourceMap, load_yaml
@@ -215,9 +216,11 @@ def _cross_check(
             problems.append(source.problem((*where, "name"), (
                 f"image name {name!r} is reserved for the generated images (base, "
                 "base-<os>, cuda-<stack>)")))
-        elif name in seen:
-            problems.append(source.problem((*where, "name"), f"image name {name!r} is taken"))
-        seen.add(name)
+        for taken in [name, devel_name(image)] if image.devel else [name]:
+            if taken in seen:
+                problems.append(source.problem((*where, "name"),
+                                               f"image name {taken!r} is taken"))
+            seen.add(taken)
         framework = frameworks.get(image.framework)
         base = bases.get(base_name_of_image(release, image))
         if framework is not None and base is not None:
@@ -251,6 +254,7 @@ def _check_image(
     source: SourceMap,
 ) -> list[Problem]:
     problems = _check_placement(release, image, framework, where, source)
+    problems += devel_problems(release, base, image, where, source)
     stack = release.cuda_stacks.get(image.stack) if image.stack else None
     wanted = framework.cuda_major
     if stack is not None and wanted is not None and stack.cuda_major != wanted:

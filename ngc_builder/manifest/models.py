@@ -154,12 +154,18 @@ class CudaStack(Strict):
     base: Name | None = None
     wheels: dict[PackageName, PinnedVersion] = Field(min_length=1)
     libraries: dict[LibraryName, PackageName] = Field(default_factory=dict)
+    # Compiler and header wheels only the -devel images on this stack install (nvcc, crt,
+    # nvvm, cccl), at this stack's CUDA version: those the runtime already has stay in `wheels`.
+    devel_wheels: dict[PackageName, PinnedVersion] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _libraries_come_from_wheels(self) -> CudaStack:
         missing = sorted(set(self.libraries.values()) - set(self.wheels))
         if missing:
             raise ValueError(f"libraries name wheels that are not in wheels: {missing}")
+        repeated = sorted(set(self.devel_wheels) & set(self.wheels))
+        if repeated:
+            raise ValueError(f"devel_wheels repeat wheels (one copy of CUDA): {repeated}")
         return self
 
     @property
@@ -193,6 +199,9 @@ class ImageEntry(Strict):
     # be missing from it when their build or validation fails (an experiment: the release says).
     platforms: list[Platform] = Field(default_factory=lambda: list(DEFAULT_PLATFORMS))
     optional_platforms: list[Platform] = Field(default_factory=list)
+    # Also ship <name>-devel: this image plus the stack's nvcc and headers, g++ and ninja, for
+    # building CUDA extensions (manifest/devel.py; docs/researchers.md).
+    devel: bool = False
 
     @model_validator(mode="after")
     def _platforms_agree(self) -> ImageEntry:
@@ -239,6 +248,8 @@ class BaseImage(Strict):
     # providers and librdmacm, UCX, OpenMPI). NCCL dlopens libibverbs at run time and falls back
     # to TCP sockets, silently, without it; package names differ between Debian suites.
     cuda_apt_packages: list[DebianPackage] = Field(default_factory=list)
+    # What a -devel image adds for building CUDA extensions: the host compiler and ninja.
+    devel_apt_packages: list[DebianPackage] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _has_a_source(self) -> BaseImage:

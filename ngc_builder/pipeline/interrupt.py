@@ -83,8 +83,14 @@ def stop_run(state: RunState, services: RunServices, reason: Interrupted) -> Non
 
 
 def _mark(image: ImageRecord | None, step: str, signal_name: str) -> None:
+    """The record part of `step`; another platform's steps ("build linux/arm64") are that
+    platform's build or validation."""
     if image is None:
         return
-    part = getattr(image, STEP_RECORDS[step])
+    kind, _, platform = step.partition(" ")
+    holder = image.platforms.get(platform) if platform else image
+    if holder is None or kind not in STEP_RECORDS:
+        return
+    part = getattr(holder, STEP_RECORDS[kind])
     if part.status != "ok":
         part.status, part.error = "pending", f"interrupted by {signal_name}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from ngc_builder.manifest.devel import devel_name
 from ngc_builder.manifest.drivers import minimum_driver
 from ngc_builder.manifest.load import LoadedRelease, base_name_of_image, base_name_of_stack
 from ngc_builder.manifest.models import BaseImage, CudaStack, ImageEntry
@@ -14,7 +15,7 @@ from ngc_builder.services.registry import Registry, parse_registry, repository
 
 LABEL_PREFIX = "org.ngc-builder"
 LOCAL_NAMESPACE = "ngc-local"
-Kind = Literal["base", "cuda", "framework"]
+Kind = Literal["base", "cuda", "framework", "devel"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class ImageSpec:
     def shared(self) -> bool:
         """A base or CUDA layer: nothing in it names the release, so a later release whose
         inputs below the frameworks did not move has the same key and tags the same digest."""
-        return self.kind != "framework"
+        return self.kind in ("base", "cuda")
 
     @property
     def version(self) -> str:
@@ -107,7 +108,9 @@ def plan_release(loaded: LoadedRelease, registry: Registry | None = None) -> Rel
     images = [_base_spec(loaded, name) for name in used]
     stacks = sorted({image.stack for image in release.images if image.stack is not None})
     images += [_cuda_spec(loaded, name, release.cuda_stacks[name]) for name in stacks]
-    images += [_framework_spec(loaded, entry) for entry in release.images]
+    frameworks = [_framework_spec(loaded, entry) for entry in release.images]
+    images += frameworks + [_devel_spec(spec) for spec in frameworks
+                            if spec.entry is not None and spec.entry.devel]
     os_refs = {name: os_ref(loaded.bases[name]) for name in used}
     chosen = registry or parse_registry(release.registry)  # the manifest's was checked on load
     return ReleasePlan(release.release, chosen, os_refs, _with_platforms(images))
@@ -191,6 +194,19 @@ def _framework_spec(loaded: LoadedRelease, entry: ImageEntry) -> ImageSpec:
         parent = f"cuda-{entry.stack}"
         labels.update(stack_labels(entry.stack, loaded.release.cuda_stacks[entry.stack]))
     return ImageSpec(name, "framework", parent, release, base_name, labels, entry.stack, entry)
+
+
+def _devel_spec(framework: ImageSpec) -> ImageSpec:
+    """`<image>-devel`, FROM the framework image: its own repository, the same tags. The
+    row's size baseline is the framework image's, not this one's."""
+    assert framework.entry is not None
+    name = devel_name(framework.entry)
+    title = framework.labels["org.opencontainers.image.title"]
+    labels = {**framework.labels, "org.opencontainers.image.title": f"{title} (devel)",
+              f"{LABEL_PREFIX}.image": name, f"{LABEL_PREFIX}.devel": "true"}
+    entry = framework.entry.model_copy(update={"size_baseline": None})
+    return replace(framework, name=name, kind="devel", parent=framework.name, labels=labels,
+                   entry=entry)
 
 
 def optional_platform(plan: ReleasePlan, spec: ImageSpec, platform: str) -> bool:

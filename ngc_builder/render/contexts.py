@@ -14,12 +14,13 @@ from pathlib import Path
 import jinja2
 
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.lock.models import ImageLock, PipPackage, ReleaseLock
+from ngc_builder.lock.models import ImageLock, ReleaseLock
 from ngc_builder.manifest.drivers import minimum_driver, require_cuda
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
+from ngc_builder.render.devel import devel_parts
 from ngc_builder.render.environment import (
     env_instruction,
     framework_environment,
@@ -29,9 +30,8 @@ from ngc_builder.render.environment import (
 from ngc_builder.render.installs import (
     VENV_TAR,
     apt_install,
-    pip_install,
     requirements_lock,
-    unpacked_install,
+    wheel_install,
 )
 from ngc_builder.validate.hostrun import probe_modules
 
@@ -181,6 +181,8 @@ def render_image(
         rendered = _render_base(env, spec, context, loaded, locked)
     elif spec.kind == "cuda":
         rendered = _render_cuda(env, spec, context, loaded, locked)
+    elif spec.kind == "devel":
+        rendered = RenderedImage(spec, *devel_parts(env, spec, context, loaded, locked))
     else:
         rendered = _render_framework(env, spec, context, loaded, locked)
     return replace(rendered, platform=platform)
@@ -257,15 +259,6 @@ def _render_framework(
                                                                    str(context["platform"]))),
         environment=env_instruction(variables))
     return RenderedImage(spec, text, files)
-
-
-def wheel_install(lock_file: str, packages: list[PipPackage],
-                  context: dict[str, object]) -> dict[str, str | None]:
-    """The template's `pip_install` and `unpacked` (the venv tar it ADDs first, if any)."""
-    if context["platform"] == HOST_PLATFORM or context.get("emulated"):
-        return {"pip_install": pip_install(lock_file, packages), "unpacked": None}
-    return {"pip_install": unpacked_install(lock_file),
-            "unpacked": VENV_TAR if packages else None}
 
 
 def probe_files(probe: Path) -> dict[str, bytes]:

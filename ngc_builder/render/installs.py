@@ -9,6 +9,7 @@ from __future__ import annotations
 from ngc_builder.cache.address import BUILD_HOST_NAME, build_url
 from ngc_builder.cache.apt_repo import install_command, repo_path
 from ngc_builder.lock.models import AptPackage, PipPackage
+from ngc_builder.manifest.platforms import HOST_PLATFORM
 
 
 def requirements_lock(packages: list[PipPackage]) -> str:
@@ -41,3 +42,12 @@ def apt_install(packages: list[AptPackage], requested: list[str]) -> str | None:
     if not packages:
         return None
     return install_command(repo_path(packages), packages, requested)
+
+
+def wheel_install(lock_file: str, packages: list[PipPackage],
+                  context: dict[str, object]) -> dict[str, str | None]:
+    """The template's `pip_install` and `unpacked` (the venv tar it ADDs first, if any)."""
+    if context["platform"] == HOST_PLATFORM or context.get("emulated"):
+        return {"pip_install": pip_install(lock_file, packages), "unpacked": None}
+    return {"pip_install": unpacked_install(lock_file),
+            "unpacked": VENV_TAR if packages else None}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import mpilaunch, numeric, nvml, perf
+from . import mpilaunch, numeric, nvml, perf, toolkit
 from .report import FAULTS, Fault, Status
 
 
@@ -164,6 +164,14 @@ class Context:
             self.fail(f"mpirun -np {processes} exited {run.returncode} with "
                       f"{len(run.results)} rank result(s): {run.last_error()[:300]}")
         return [run.results[rank] for rank in sorted(run.results)]
+
+    def cuda_home(self) -> str:
+        """The CUDA toolkit a devel check builds with; skips where there is none."""
+        return str(toolkit.cuda_home(self))
+
+    def gpu_code_covers(self, path: str) -> str:
+        """Fail unless the built library at `path` has SASS for every release GPU target."""
+        return toolkit.gpu_code_covers(self, path)
 
     def measure(
         self, metric: str, unit: str, sample: Callable[[], float], repeats: int = perf.MIN_REPEATS,

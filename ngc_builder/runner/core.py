@@ -86,7 +86,10 @@ def installed_distributions() -> list[tuple[str, str]]:
 
 
 def check_wheels(ctx: Context) -> str:
-    expected = {str(name): str(version) for name, version in ctx.expect["wheels"].items()}
+    # A devel image adds its stack's compiler wheels (expect/30-devel.json): those too, exactly.
+    devel = (ctx.expect.get("devel") or {}).get("devel_wheels", {})
+    expected = {str(name): str(version)
+                for name, version in {**ctx.expect["wheels"], **devel}.items()}
     problems = wheel_problems(expected, installed_distributions())
     ctx.evidence("expected", expected)
     if problems:

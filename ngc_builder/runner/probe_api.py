@@ -62,6 +62,14 @@ class ProbeContext(Protocol):
         """Each rank's return of ``main(rank, size, coordinator)`` in the file ``worker``."""
         ...
 
+    def cuda_home(self) -> str:
+        """The CUDA toolkit of a devel image (or host); skips the check where there is none."""
+        ...
+
+    def gpu_code_covers(self, path: str) -> str:
+        """Fails unless the library at `path` has SASS for every GPU target of the release."""
+        ...
+
     def measure(self, metric: str, unit: str, sample: Callable[[], float]) -> str: ...
 
     def compare(

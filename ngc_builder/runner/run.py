@@ -15,6 +15,7 @@ from typing import Any
 from . import (
     archs,
     core,
+    devel,
     framework,
     gpu,
     imageenv,
@@ -42,6 +43,7 @@ def build_suite(expect: dict[str, Any], probes_dir: Path) -> Suite:
     gpu.register(suite)
     if "gpu_targets" in expect:
         archs.register(suite)
+    devel.register(suite, expect)
     if "framework" in expect:
         framework.register(suite, expect, probes_dir)
     tools.register(suite, expect)

@@ -66,6 +66,23 @@ def test_t0_to_t3_pass_in_host_mode(framework: str,
     assert run["environment"]["gpus_start"]["gpus"][0]["name"]
 
 
+DEVEL_CHECKS = {"pytorch": ["torch.devel.cuda_extension", "torch.devel.cuda_extension_run"],
+                "jax": ["jax.devel.ffi_cpu", "jax.devel.ffi_cuda_build", "jax.devel.ffi_gpu"]}
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "jax"])
+def test_a_cuda_extension_builds_and_runs_on_the_gpu(framework: str,
+                                                     full_run: tuple[int, dict[str, Any]]) -> None:
+    """What a devel image's validation does, with the node's CUDA toolkit: nvcc builds a
+    kernel with SASS for every release target, the framework's extension loads and runs."""
+    checks = by_id(full_run[1]["frameworks"][framework])
+    if checks["devel.toolchain"]["status"] == "skip":
+        pytest.skip(checks["devel.toolchain"]["message"])
+    for check_id in ["devel.toolchain", "devel.nvcc_targets", "devel.nvcc_kernel_run",
+                     *DEVEL_CHECKS[framework]]:
+        assert checks[check_id]["status"] == "pass", checks[check_id]
+
+
 @pytest.mark.parametrize("framework", ["pytorch", "jax"])
 def test_every_benchmark_was_held_to_a_floor(framework: str,
                                              full_run: tuple[int, dict[str, Any]]) -> None:

@@ -82,3 +82,23 @@ def test_a_finished_step_is_not_marked_when_its_image_moved_on(tmp_path: Path) -
     stop_run(state, services, Interrupted(signal.SIGINT))
     saved = load_record(tmp_path / "release.json")
     assert saved is not None and saved.images["jax"].build.status == "ok"
+
+
+def test_another_platform_s_step_in_flight_is_marked_on_that_platform(tmp_path: Path) -> None:
+    """`build linux/arm64` once ended stop_run in a KeyError, so its containers stayed and
+    the process waited on its workers; it is the arm64 build that a rerun starts again."""
+    from ngc_builder.records.record import PlatformRecord
+
+    state = _state(tmp_path)
+    state.record.images["jax"].platforms["linux/arm64"] = PlatformRecord()
+    state.save()
+    state.doing("jax", "build linux/arm64")
+    out = io.StringIO()
+    services = RunServices(FakeClient(FakeEngine()), Ui(tmp_path / "logs", stream=out))
+    stop_run(state, services, Interrupted(signal.SIGTERM))
+    saved = load_record(tmp_path / "release.json")
+    assert saved is not None
+    arm64 = saved.images["jax"].platforms["linux/arm64"]
+    assert (arm64.build.status, arm64.build.error) == ("pending", "interrupted by SIGTERM")
+    assert saved.images["jax"].build.status == "ok"
+    assert "jax: build linux/arm64: interrupted by SIGTERM" in out.getvalue()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ngc_builder.lock.models import load_lock
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.plan.dag import plan_release
@@ -105,13 +106,18 @@ def test_the_next_release_keeps_the_shared_layers_keys(write_release: WriteRelea
     assert after["jax"] != before["jax"]  # a framework image names its release
 
 
-def test_the_bumped_26_12_reuses_every_base_and_stack_of_26_11() -> None:
-    # The committed bump moved jax and pytensor only: no OS base, no CUDA wheel.
+def test_26_12_relocked_the_os_and_so_every_layer_but_kept_every_cuda_wheel() -> None:
+    # The bump moved jax and pytensor; 26.12 was then relocked whole for Debian's point
+    # release (glibc 2.41-12+deb13u5, which the devel images' libc6-dev needs): a new OS lock
+    # re-keys every layer on it, while the CUDA stacks' wheels stay exactly 26.11's.
     before = _keys_of(REPO / "releases" / "26.11.yaml")
     after = _keys_of(REPO / "releases" / "26.12.yaml")
-    shared = sorted(name for name in before
-                    if name == "base" or name.startswith(("base-", "cuda-")))
-    assert shared == ["base", "base-debian-bookworm", "base-debian-bullseye", "cuda-cu11",
-                      "cuda-cu12", "cuda-cu13"]
-    assert {name: after[name] for name in shared} == {name: before[name] for name in shared}
-    assert all(after[name] != before[name] for name in before.keys() - set(shared))
+    assert all(after[name] != before[name] for name in before)
+    old, new = (load_lock(REPO / "releases" / f"{release}.lock.json") for release in
+                ("26.11", "26.12"))
+    assert old is not None and new is not None
+    stacks = sorted(name for name in old.images if name.startswith("cuda-"))
+    assert stacks == ["cuda-cu11", "cuda-cu12", "cuda-cu13"]
+    assert all(new.images[name].pip == old.images[name].pip for name in stacks)
+    assert new.os["debian-trixie"].suite == old.os["debian-trixie"].suite
+    assert new.os["debian-trixie"].digest() != old.os["debian-trixie"].digest()

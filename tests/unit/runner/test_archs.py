@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.runner import archs
-from ngc_builder.runner.archs import GpuCode, coverage_gaps, scan_library
+from ngc_builder.runner import fatbin as reader
+from ngc_builder.runner.fatbin import GpuCode, coverage_gaps, scan_library
 from ngc_builder.runner.report import CheckResult
 from ngc_builder.runner.suite import Check, RunEnv, run_check
 
 pytestmark = pytest.mark.unit
-PTX, SASS = archs.KIND_PTX, archs.KIND_SASS
+PTX, SASS = reader.KIND_PTX, reader.KIND_SASS
 
 
 def entry(kind: int, arch: int, header_size: int = 64, flags: int = 0x11,
@@ -30,7 +31,7 @@ def entry(kind: int, arch: int, header_size: int = 64, flags: int = 0x11,
     return bytes(header) + padded
 
 
-def container(*entries: bytes, magic: int = archs.FATBIN_MAGIC) -> bytes:
+def container(*entries: bytes, magic: int = reader.FATBIN_MAGIC) -> bytes:
     body = b"".join(entries)
     return struct.pack("<IHHQ", magic, 1, 16, len(body)) + body
 
@@ -96,7 +97,7 @@ def test_every_kind_cuobjdump_lists_is_counted_and_no_other(tmp_path: Path) -> N
     code = scan_library(path)
     assert code.sass == {80, 100} and code.ptx == {90, 120}
     with path.open("rb") as stream:
-        assert list(archs.fatbin_entries(stream)) == kinds
+        assert list(reader.fatbin_entries(stream)) == kinds
 
 
 def test_longer_entry_headers_and_compressed_payloads_keep_their_arch(tmp_path: Path) -> None:
@@ -127,7 +128,8 @@ def test_relocatable_fat_binaries_count_only_where_no_executable_one_is(tmp_path
     assert code.sass == {89} and not code.ptx
 
 
-@pytest.mark.parametrize("padding", [0, 8, 24, archs._CHUNK - 8, archs._CHUNK, archs._CHUNK + 8])
+@pytest.mark.parametrize("padding",
+                         [0, 8, 24, reader._CHUNK - 8, reader._CHUNK, reader._CHUNK + 8])
 def test_fat_binaries_are_found_after_any_aligned_padding(tmp_path: Path, padding: int) -> None:
     section = fatbin([(SASS, 80)]) + b"\0" * padding + fatbin([(SASS, 90)])
     assert scan_library(write(tmp_path, elf_with(section))).sass == {80, 90}
@@ -162,12 +164,12 @@ def lying_entry(kind: int, arch: int, header_size: int, payload_size: int) -> by
 
 
 @pytest.mark.parametrize("section,sass", [
-    (struct.pack("<IHHQ", archs.FATBIN_MAGIC, 1, 0, 8) + b"\0" * 8 + fatbin([(SASS, 90)]), {90}),
-    (struct.pack("<IHHQ", archs.FATBIN_MAGIC, 1, 16, 2**64 - 1) + entry(SASS, 80), {80}),
+    (struct.pack("<IHHQ", reader.FATBIN_MAGIC, 1, 0, 8) + b"\0" * 8 + fatbin([(SASS, 90)]), {90}),
+    (struct.pack("<IHHQ", reader.FATBIN_MAGIC, 1, 16, 2**64 - 1) + entry(SASS, 80), {80}),
     (container(lying_entry(SASS, 80, 0, 8), entry(SASS, 75)), set()),
     (container(lying_entry(SASS, 80, 63, 8), entry(SASS, 75)), set()),
     (container(lying_entry(SASS, 80, 64, 2**64 - 1), entry(SASS, 75)), {80}),
-    (struct.pack("<I", archs.FATBIN_MAGIC) * 5, set()),
+    (struct.pack("<I", reader.FATBIN_MAGIC) * 5, set()),
 ])
 def test_lying_headers_end_the_walk_without_raising(
     tmp_path: Path, section: bytes, sass: set[int]
@@ -201,12 +203,12 @@ def test_random_garbage_never_raises(tmp_path: Path) -> None:
         garbage = bytearray(rng.randbytes(rng.randrange(0, 600)))
         for _ in range(rng.randrange(0, 6)):  # plant container magics where the reader looks
             at = rng.randrange(0, max(1, len(garbage) // 8)) * 8
-            garbage[at:at + 4] = struct.pack("<I", archs.FATBIN_MAGIC)
+            garbage[at:at + 4] = struct.pack("<I", reader.FATBIN_MAGIC)
         scan_library(write(tmp_path, elf_with(bytes(garbage))))
 
 
 def test_a_large_section_without_fat_binaries_is_passed_over_quickly(tmp_path: Path) -> None:
-    section = b"\0" * (16 * archs._CHUNK) + fatbin([(SASS, 90)])
+    section = b"\0" * (16 * reader._CHUNK) + fatbin([(SASS, 90)])
     started = time.monotonic()
     assert scan_library(write(tmp_path, elf_with(section))).sass == {90}
     assert time.monotonic() - started < 5
