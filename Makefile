@@ -3,7 +3,7 @@
 PYTHON  ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
-RELEASE ?= releases/26.11.yaml
+RELEASE ?= releases/26.12.yaml
 PYTEST_ARGS ?=
 
 .PHONY: all setup engine slurm test test-extended unit integration clean-test-leftovers test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
@@ -59,8 +59,8 @@ integration: setup engine slurm ## tests against the real engine and registry
 clean-test-leftovers: setup engine ## throwaway tags, images and registry repositories of test sessions that were killed
 	$(BIN)/python -m tests.leftovers
 
-test-faults: setup engine ## faults on the real engine and registry: signals, full disks, services stopped (root; docs/reliability.md)
-	$(BIN)/python -m pytest -m faults tests/faults $(PYTEST_ARGS)
+test-faults: setup engine ## faults on the real engine and registry, one path per fault class (root; docs/reliability.md); the rest are in test-extended
+	$(BIN)/python -m pytest -m "faults and not extended" tests/faults $(PYTEST_ARGS)
 
 # mypy reads the probes one framework folder at a time, as the runner loads them: each folder
 # has its own top-level `probe` module, so one run over frameworks/ would see it twice.

@@ -18,6 +18,7 @@ from ngc_builder.files import write_atomic
 from ngc_builder.lock.diff import platform_changes, release_changes, summary
 from ngc_builder.lock.inputs import with_locked_os
 from ngc_builder.lock.models import (
+    AptPackage,
     ImageLock,
     OsLock,
     PlatformLock,
@@ -105,17 +106,20 @@ def _require_locked_os(engine: Engine, plan: ReleasePlan, previous: ReleaseLock,
     for name, entry in sorted(previous.os.items()):
         if name not in plan.os_refs:
             continue
-        locked = {package.name: package.version for package in entry.apt}
-        held = {package: version for package, version, _arch in
-                os_packages(engine, plan.os_refs[name])}
-        moved = sorted(package for package in locked if held.get(package, locked[package])
-                       != locked[package])
+        moved = os_drift(entry.apt, os_packages(engine, plan.os_refs[name]))
         if moved:
-            first = moved[0]
             raise InputError([Problem(str(path), 1, f"os.{name}", (
-                f"--only keeps the locked OS, but {plan.os_refs[name]} holds {first} "
-                f"{held[first]} where the lock has {locked[first]} ({len(moved)} package(s) "
-                "moved): lock without --only"))])
+                f"--only keeps the locked OS, but {plan.os_refs[name]} holds {moved[0]} where "
+                f"the lock has another version ({len(moved)} package(s) moved): lock without "
+                "--only"))])
+
+
+def os_drift(locked: list[AptPackage], held: list[tuple[str, str, str]]) -> list[str]:
+    """`name held-version` for each locked package the OS image holds at another version."""
+    versions = {name: version for name, version, _arch in held}
+    return [f"{package.name} {versions[package.name]}" for package in
+            sorted(locked, key=lambda package: package.name)
+            if versions.get(package.name, package.version) != package.version]
 
 
 def _lock_os(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,

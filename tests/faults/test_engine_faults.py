@@ -79,6 +79,7 @@ def test_engine_killed_mid_build_fails_the_build_in_one_line_and_the_rerun_build
     assert run.record()["images"]["cuda-mini"]["push"]["reused"] is True
 
 
+@pytest.mark.extended  # a second path of a fault class CI covers (docs/testing.md)
 def test_engine_killed_mid_validation_fails_it_in_one_line_and_the_rerun_sweeps_its_runner(
     tmp_path: Path, engine: SecondEngine,
 ) -> None:
@@ -110,6 +111,7 @@ def test_engine_killed_mid_validation_fails_it_in_one_line_and_the_rerun_sweeps_
     assert run.record()["images"]["slow"]["build"]["reused"] is True
 
 
+@pytest.mark.extended  # a second path of a fault class CI covers (docs/testing.md)
 def test_data_root_full_mid_build_says_so_in_one_line_and_the_rerun_completes(
     tmp_path: Path, locked_trixie_os: str,
 ) -> None:

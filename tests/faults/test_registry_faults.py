@@ -51,6 +51,7 @@ def test_registry_killed_mid_push_fails_each_push_in_one_line_and_the_rerun_only
             assert held.manifest_digest(name, "26.11-py3") == resumed[name]["push"]["digest"]
 
 
+@pytest.mark.extended  # a second path of a fault class CI covers (docs/testing.md)
 def test_registry_back_within_the_retries_lets_the_run_finish(tmp_path: Path) -> None:
     project = slow_project(tmp_path / "project")
     with own_registry(tmp_path / "registry") as registry:
@@ -71,6 +72,7 @@ def test_registry_back_within_the_retries_lets_the_run_finish(tmp_path: Path) ->
             "slow", "26.11-py3") == digest
 
 
+@pytest.mark.extended  # a second path of a fault class CI covers (docs/testing.md)
 def test_registry_storage_full_fails_the_push_in_one_line_and_the_rerun_completes(
     tmp_path: Path,
 ) -> None:

@@ -54,6 +54,7 @@ def test_sigterm_mid_validation_removes_the_runner_and_the_rerun_only_validates(
     assert registry.manifest_digest("slow", "26.11-py3") == again["slow"]["push"]["digest"]
 
 
+@pytest.mark.extended  # a second path of a fault class CI covers (docs/testing.md)
 def test_sigint_mid_build_cancels_the_build_and_records_nothing_built(tmp_path: Path) -> None:
     project = slow_project(tmp_path / "project", build_seconds=40)
     run = Release(project.manifest, namespace("faults-int"), tmp_path / "build")

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from ngc_builder.errors import InputError
 from ngc_builder.lock.inputs import apt_requirements, pip_requirements
 from ngc_builder.lock.models import load_lock, lock_path
 from ngc_builder.manifest.load import load_release
@@ -14,6 +13,7 @@ from ngc_builder.plan.dag import plan_release
 from ngc_builder.render.contexts import render_release
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
+from tests.unit.manifest.test_load import problems
 
 pytestmark = pytest.mark.unit
 
@@ -27,12 +27,6 @@ DEVEL_RELEASE = GOOD_RELEASE.replace(
     "      nccl: nvidia-nccl-cu13\n", "      nccl: nvidia-nccl-cu13\n" + DEVEL_WHEELS).replace(
     '    version: "0.12.0"\n    stack: cu13\n', '    version: "0.12.0"\n    stack: cu13\n'
     "    devel: true\n")
-
-
-def problems(write_release: WriteRelease, text: str) -> list[str]:
-    with pytest.raises(InputError) as caught:
-        load_release(write_release(text))
-    return [str(problem) for problem in caught.value.problems]
 
 
 def test_a_devel_row_plans_its_own_image_on_the_framework(write_release: WriteRelease) -> None:
