@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import probe_jax_devel
 import probe_jax_dist
 import probe_jax_gpu
+from probe_jax_gpu import select_platform
 
 if TYPE_CHECKING:
     # Types only: probes never import the runner (see probe_api.py).
@@ -108,21 +109,6 @@ def train(
     if first is None or last is None or not last < LOSS_DROP * first:
         ctx.fail(f"loss did not fall below {LOSS_DROP} x start: {first} -> {last}")
     return f"loss {first:.4f} -> {last:.4f} in {steps} steps on {device.platform}"
-
-
-def select_platform(ctx: ProbeContext) -> None:
-    """On a host with no GPU, ask JAX for its CPU platform before any backend starts.
-
-    Left to discover plugins on its own, JAX 0.12's CUDA 13 plugin segfaults in its CUPTI
-    version probe when no NVIDIA driver is loaded: users of the image on a CPU-only machine
-    must set JAX_PLATFORMS=cpu, and so does this probe. With a GPU expected nothing is
-    forced, so the CUDA plugin is exercised by the GPU checks.
-    """
-    import jax
-
-    if not ctx.gpu_expected:
-        jax.config.update("jax_platforms", "cpu")
-        ctx.evidence("jax_platforms", "cpu (no GPU expected)")
 
 
 def train_cpu(ctx: ProbeContext) -> str:

@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from probe_jax_gpu import select_platform
+
 if TYPE_CHECKING:
     # Types only: probes never import the runner (see probe_api.py).
     from probe_api import ProbeContext, ProbeSuite
@@ -98,6 +100,7 @@ def call_axpy(ctx: ProbeContext, library: str, symbol: str, platform: str) -> No
     import jax
     import numpy as np
 
+    select_platform(ctx)  # registering a target starts JAX's backends (see select_platform)
     handler = getattr(ctypes.cdll.LoadLibrary(library), symbol)
     target = f"ngc_axpy_{platform}"
     xla_platform = "CUDA" if platform == "gpu" else "cpu"  # XLA's names for the two

@@ -116,3 +116,18 @@ def gemm_bf16(ctx: ProbeContext, device: Any) -> str:
         return 2 * GEMM_SIZE**3 * GEMM_CALLS / (time.perf_counter() - start) / 1e12
 
     return ctx.measure("gemm_bf16_tflops", "TFLOP/s", sample)
+
+
+def select_platform(ctx: ProbeContext) -> None:
+    """On a host with no GPU, ask JAX for its CPU platform before any backend starts.
+
+    Left to discover plugins on its own, JAX 0.12's CUDA 13 plugin segfaults in its CUPTI
+    version probe when no NVIDIA driver is loaded: users of the image on a CPU-only machine
+    must set JAX_PLATFORMS=cpu, and so does this probe. With a GPU expected nothing is
+    forced, so the CUDA plugin is exercised by the GPU checks.
+    """
+    import jax
+
+    if not ctx.gpu_expected:
+        jax.config.update("jax_platforms", "cpu")
+        ctx.evidence("jax_platforms", "cpu (no GPU expected)")

@@ -54,8 +54,13 @@ class ImageKey:
         return asdict(self)
 
 
+# What the layers above the OS install (each in its own Dockerfile and lock, so in its own
+# key): a base image's key must not move when a -devel image's package list does.
+LAYER_PACKAGES = {"apt_packages", "cuda_apt_packages", "devel_apt_packages"}
+
+
 def os_key(loaded: LoadedRelease, base_name: str, os_ref: str) -> str:
-    recipe = loaded.bases[base_name].model_dump(mode="json")
+    recipe = loaded.bases[base_name].model_dump(mode="json", exclude=LAYER_PACKAGES)
     return sha256(json.dumps({"os": os_ref, "recipe": recipe}, sort_keys=True).encode())
 
 

@@ -121,3 +121,25 @@ def test_26_12_relocked_the_os_and_so_every_layer_but_kept_every_cuda_wheel() ->
     assert all(new.images[name].pip == old.images[name].pip for name in stacks)
     assert new.os["debian-trixie"].suite == old.os["debian-trixie"].suite
     assert new.os["debian-trixie"].digest() != old.os["debian-trixie"].digest()
+
+
+def test_a_base_key_moves_with_its_os_not_with_the_packages_of_layers_above(
+        write_release: WriteRelease, project: Path) -> None:
+    """The OS recipe keys the base; the apt lists of the layers above key those layers only
+    (a -devel image's package list once re-keyed, so rebuilt, every image of its OS)."""
+    def keys() -> dict[str, str]:
+        loaded = load_release(write_release(GOOD_RELEASE))
+        plan = plan_release(loaded)
+        rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
+        return {name: key.key for name, key in release_keys(loaded, plan, rendered).items()}
+
+    recipe = project / "base-images" / "debian-trixie.yaml"
+    before = keys()
+    recipe.write_text(recipe.read_text().replace("  - ninja-build\n", "  - ninja-build\n  - gdb\n"))
+    assert keys() == before
+    recipe.write_text(recipe.read_text().replace("  - openmpi-bin\n",
+                                                 "  - openmpi-bin\n  - hwloc\n"))
+    after_cuda = keys()
+    assert after_cuda["base"] == before["base"] and after_cuda["cuda-cu13"] != before["cuda-cu13"]
+    recipe.write_text(recipe.read_text().replace("variant: minbase", "variant: buildd"))
+    assert keys()["base"] != before["base"]
