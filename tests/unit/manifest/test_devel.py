@@ -42,7 +42,7 @@ def test_a_devel_row_plans_its_own_image_on_the_framework(write_release: WriteRe
     assert pip_requirements(loaded, devel) == [
         "nvidia-cuda-cccl==13.2.86", "nvidia-cuda-crt==13.2.86", "nvidia-cuda-nvcc==13.2.86",
         "nvidia-nvvm==13.2.86"]
-    assert apt_requirements(loaded, devel) == ["g++", "ninja-build"]
+    assert apt_requirements(loaded, devel) == ["g++", "ninja-build", "python3-dev"]
 
 
 def test_the_devel_dockerfile_uses_the_stack_s_own_toolkit(write_release: WriteRelease) -> None:
