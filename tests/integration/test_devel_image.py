@@ -71,12 +71,3 @@ def test_the_framework_image_has_no_compiler_and_says_where_one_is(
     assert "devel.toolchain" not in found
     assert found["jax.devel.ffi_cpu"]["status"] == "skip"
     assert "-devel tag" in found["jax.devel.ffi_cpu"]["message"]
-
-
-def test_the_ci_devel_release_shares_the_ci_release_s_layers() -> None:
-    """Nothing below jax-devel is built twice in CI: the same stack, JAX and lock entries."""
-    devel = json.loads((DATA / "releases" / "ci-devel.lock.json").read_text())
-    ci = json.loads((DATA / "releases" / "ci.lock.json").read_text())
-    for name in ("base", "cuda-mini", "jax"):
-        assert devel["images"][name] == ci["images"][name], name
-    assert devel["os"] == ci["os"]
