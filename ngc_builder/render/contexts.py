@@ -4,7 +4,6 @@ same input (sorted files, no timestamps: `created` is a build-time label)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import traceback
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from ngc_builder.render.environment import (
 from ngc_builder.render.installs import (
     VENV_TAR,
     apt_install,
+    expect_json,
     requirements_lock,
     wheel_install,
 )
@@ -194,7 +194,7 @@ def _render_base(
 ) -> RenderedImage:
     files = runner_files()
     # No release here: the base is shared by every release that does not change it.
-    files["expect/00-base.json"] = _json({"image": spec.name,
+    files["expect/00-base.json"] = expect_json({"image": spec.name,
                                           "python": loaded.bases[spec.base].python})
     requested = list(loaded.bases[spec.base].apt_packages)
     text = env.get_template("base.Dockerfile.j2").render(
@@ -216,7 +216,7 @@ def _render_cuda(
               "wheels": dict(sorted(stack.wheels.items())),
               "libraries": {lib: stack.wheels[wheel] for lib, wheel in
                             sorted(stack.libraries.items())}}
-    files = {"stack/requirements.txt": pins.encode(), "expect/10-cuda.json": _json(expect),
+    files = {"stack/requirements.txt": pins.encode(), "expect/10-cuda.json": expect_json(expect),
              "stack/requirements.lock": requirements_lock(locked.pip).encode()}
     requested = list(loaded.bases[spec.base].cuda_apt_packages)
     text = env.get_template("cuda.Dockerfile.j2").render(
@@ -244,7 +244,8 @@ def _render_framework(
               "gpu_targets": loaded.release.targets_of(entry),
               "gpu_image": entry.stack is not None and framework.spec.needs_cuda(entry.variant)}
     variables = framework_environment(framework.spec, entry, loaded.release.release)
-    files = {"requirements.txt": requirements.encode(), "expect/20-framework.json": _json(expect),
+    files = {"requirements.txt": requirements.encode(),
+             "expect/20-framework.json": expect_json(expect),
              "requirements.lock": requirements_lock(locked.pip).encode(),
              "workspace/README.md": workspace_readme(env, loaded, spec, variables).encode(),
              **probe_files(framework.probe)}
@@ -271,6 +272,3 @@ def runner_files() -> dict[str, bytes]:
     return {f"{RUNNER_NAME}/{path.relative_to(RUNNER_PACKAGE).as_posix()}": path.read_bytes()
             for path in sorted(RUNNER_PACKAGE.rglob("*.py"))}
 
-
-def _json(data: object) -> bytes:
-    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()

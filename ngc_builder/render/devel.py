@@ -7,7 +7,6 @@ No second CUDA: CUDA_HOME is the stack's own wheel prefix, the copy every framew
 
 from __future__ import annotations
 
-import json
 import re
 
 import jinja2
@@ -17,7 +16,12 @@ from ngc_builder.manifest.devel import cuda_home
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.render.environment import env_instruction
-from ngc_builder.render.installs import apt_install, requirements_lock, wheel_install
+from ngc_builder.render.installs import (
+    apt_install,
+    expect_json,
+    requirements_lock,
+    wheel_install,
+)
 
 LOCK_FILE = "/opt/ngc/devel/requirements.lock"
 # CUDA_HOME goes into PATH unquoted (ENV must expand $PATH): only these characters, which a
@@ -37,7 +41,7 @@ def devel_parts(env: jinja2.Environment, spec: ImageSpec, context: dict[str, obj
     expect = {"image": spec.name, "devel": {
         "cuda_home": home, "nvcc": {**stack.wheels, **stack.devel_wheels}["nvidia-cuda-nvcc"],
         "devel_wheels": dict(sorted(stack.devel_wheels.items()))}}
-    files = {"expect/30-devel.json": _json(expect),
+    files = {"expect/30-devel.json": expect_json(expect),
              "devel/requirements.lock": requirements_lock(locked.pip).encode()}
     text = env.get_template("devel.Dockerfile.j2").render(
         **context, image=spec, cuda_home=home, cuda_major=stack.cuda_major,
@@ -46,6 +50,3 @@ def devel_parts(env: jinja2.Environment, spec: ImageSpec, context: dict[str, obj
         environment=env_instruction({"CUDA_HOME": home, "CUDA_PATH": home}))
     return text, files
 
-
-def _json(data: object) -> bytes:
-    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()

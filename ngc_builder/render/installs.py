@@ -6,6 +6,8 @@ keep their defaults (PyPI, the Debian mirror)."""
 
 from __future__ import annotations
 
+import json
+
 from ngc_builder.cache.address import BUILD_HOST_NAME, build_url
 from ngc_builder.cache.apt_repo import install_command, repo_path
 from ngc_builder.lock.models import AptPackage, PipPackage
@@ -51,3 +53,9 @@ def wheel_install(lock_file: str, packages: list[PipPackage],
         return {"pip_install": pip_install(lock_file, packages), "unpacked": None}
     return {"pip_install": unpacked_install(lock_file),
             "unpacked": VENV_TAR if packages else None}
+
+
+def expect_json(data: object) -> bytes:
+    """An expectation file (expect/NN-*.json): sorted keys, so the same data renders the same
+    bytes, and so the same image key."""
+    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
