@@ -103,7 +103,7 @@ def release_options(flags: dict[str, Any]) -> ReleaseOptions:
               show_default=True,
               help="With IMAGE: run it with the engine (docker run), or as HPC sites do with "
                    "Charliecloud (ch-convert, then ch-run: unprivileged, read-only, no "
-                   "entrypoint).")
+                   "entrypoint); with --slurm, the job does that on the node.")
 @click.option("--record-baseline", "record_as", default=None, metavar="YY.MM",
               help="With --host: compare with releases before YY.MM, then record the T3 "
                    "medians of a passing run as YY.MM's baseline.")
@@ -116,9 +116,8 @@ def validate(image: str | None, host: bool, framework: str | None, version: str 
     """Validate IMAGE inside a container, or this host with --host --framework NAME."""
     if host == (image is not None) or (host and framework is None):
         raise click.UsageError("give IMAGE, or --host with --framework NAME")
-    if runtime != "docker" and (host or slurm):
-        raise click.UsageError(f"--runtime {runtime} runs IMAGE on this host: not with "
-                               f"{'--host' if host else '--slurm'}")
+    if runtime != "docker" and host:
+        raise click.UsageError(f"--runtime {runtime} runs IMAGE: not with --host")
     if host:
         assert framework is not None
         baselines = HostBaselines(baselines_file or root / DEFAULT_BASELINES, record_as)

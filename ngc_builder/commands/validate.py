@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,14 @@ from ngc_builder.validate.chrun import (
 )
 from ngc_builder.validate.evidence import write_reports
 from ngc_builder.validate.host import HostBaselines, baseline_document
+from ngc_builder.validate.hostrun import probe_modules
 from ngc_builder.validate.image import validate_image
 from ngc_builder.validate.junit import write_junit
 from ngc_builder.validate.node import framework_folder, run_framework
 from ngc_builder.validate.slurm import validate_on_slurm
+from ngc_builder.validate.srun import Worker, workers_for
+
+FOLDER_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -81,15 +86,20 @@ def validate_image_command(options: ValidateImageOptions, engine: Engine | None 
     return _finish(outcome.report, options.as_json)
 
 
+def checked_reference(ref: str) -> str:
+    """It becomes an argument of docker, ch-convert or srun: never an option, never two."""
+    if not is_reference(ref):
+        raise InputError([Problem("IMAGE", 1, "image", f"{ref!r} is not an image name or "
+                                  "ID (letters, digits and ._/:@-, not starting with -)")])
+    return ref
+
+
 def validate_charliecloud_command(options: ValidateImageOptions, engine: Engine | None = None,
                                   processes: Processes | None = None,
                                   account: Account | None = None) -> int:
     """The image from `engine`, converted and run by Charliecloud as HPC sites start it.
     `processes`, `account`: the programs and the unprivileged user (default: the real ones)."""
-    ref = options.ref
-    if not is_reference(ref):  # it becomes an argument of ch-convert: never an option
-        raise InputError([Problem("IMAGE", 1, "image", f"{ref!r} is not an image name or "
-                                  "ID (letters, digits and ._/:@-, not starting with -)")])
+    ref = checked_reference(options.ref)
     engine = engine or connect()
     expected, name, document = _image_inputs(engine, options)
     image = image_facts(ref, engine.api.inspect_image(ref))
@@ -132,19 +142,23 @@ def validate_slurm_command(options: ValidateImageOptions, cluster: SlurmCluster,
     """The image as a job of the site's cluster. The image need not be on this host (a node
     pulls a registry ref); where it is, its labels name its release image and framework."""
     site = slurm_site(options.site, options.root)
-    ref = options.ref
+    if options.runtime == "charliecloud":  # asked for on the command line: the site's other
+        site = site.model_copy(update={"runtime": "charliecloud"})
+    ref = checked_reference(options.ref)
     labels = _local_labels(engine, ref)
     name = ref.rsplit("/", 1)[-1].replace(":", "_")
     lineage = labels.get(f"{LABEL_PREFIX}.image") or name.split("_")[0]
     expected = _expected_labels({f"{LABEL_PREFIX}.image": lineage, **labels}, ref,
                                 options.manifest)
+    known = {**labels, **expected}
     framework = None
     if site.runtime == "host":
-        framework = _framework_of(ref, {**labels, **expected}, options.root)
+        framework = _framework_of(ref, known, options.root)
     document = baseline_document(HostBaselines(options.baselines_file), lineage)
     outcome = validate_on_slurm(cluster, site, ref, expected,
                                 "required" if site.gpus > 0 else "none", options.out, name,
-                                baselines=document, framework=framework)
+                                baselines=document, framework=framework,
+                                workers=_srun_workers(known, options.root))
     if options.junit is not None:
         write_junit(outcome.report, options.junit, f"ngc.{name}")
     return _finish(outcome.report, options.as_json)
@@ -158,6 +172,17 @@ def _local_labels(engine: Engine | None, ref: str) -> dict[str, str]:
     except (EngineError, docker.errors.DockerException, requests.RequestException):
         return {}
     return found
+
+
+def _srun_workers(labels: dict[str, str], root: Path) -> tuple[Worker, ...]:
+    """The two-process jobs to launch under srun too: the image's CUDA stack and framework
+    as its labels (or the release) name them, the probes from this checkout's folder."""
+    name = labels.get(f"{LABEL_PREFIX}.framework")
+    # A label is the image's say: only a plain folder name is looked up in this checkout.
+    folder = root / "frameworks" / name if name and FOLDER_NAME_RE.fullmatch(name) else None
+    modules = {path.name: path.read_text(encoding="utf-8") for path in probe_modules(folder)
+               if path.is_file()} if folder is not None and folder.is_dir() else {}
+    return workers_for(bool(labels.get(f"{LABEL_PREFIX}.stack")), name, modules)
 
 
 def _framework_of(ref: str, labels: dict[str, str], root: Path) -> Path:

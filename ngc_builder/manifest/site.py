@@ -15,7 +15,7 @@ slurm:                   # `validate IMAGE --slurm`
   account: dl-release
   time_limit: "00:30:00"
   gpus: 1
-  runtime: docker        # docker | pyxis | host
+  runtime: docker        # docker | pyxis | host | charliecloud
 ci:                      # runner labels / tags of the generated pipelines
   runner_labels: [self-hosted, linux, docker]
   gpu_runner_labels: [self-hosted, linux, docker, gpu]
@@ -88,7 +88,7 @@ class SlurmSite(Strict):
     time_limit: TimeLimit = "00:30:00"
     gpus: int = Field(default=1, ge=0, le=64)  # --gres=gpu[:type]:N; 0 on CPU-only clusters
     gpu_type: SlurmWord | None = None
-    runtime: Literal["docker", "pyxis", "host"] = "docker"
+    runtime: Literal["docker", "pyxis", "host", "charliecloud"] = "docker"
     python: str | None = None  # runtime host: the site environment's interpreter on the node
     workdir: Path | None = None  # shared between submit host and nodes (default: build dir)
     poll_seconds: float = Field(default=5.0, gt=0, le=300)

@@ -23,7 +23,7 @@ from ngc_builder.services.slurm import SubprocessSlurm
 from ngc_builder.validate.image import ValidationOutcome
 from ngc_builder.validate.slurm import JOB_PREFIX, validate_on_slurm
 from tests.conftest import REPO
-from tests.integration.conftest import REGISTRY_HOST, cli, make_ci_root
+from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, cli, make_ci_root
 
 pytestmark = pytest.mark.integration
 TINY_FRAMEWORK = "name: tiny\nimport_name: json\ndistribution: null\n"
@@ -239,8 +239,18 @@ def test_release_validated_on_slurm_promotes_what_the_jobs_passed(
         assert (slurm_env["job_id"], slurm_env["state"]) == (validation["slurm_job"], "COMPLETED")
         # The node ran what was pushed, by digest, and checked its labels there.
         assert f"@{push['digest']}" in slurm_env["job_command"]
-        assert {c["id"]: c["status"] for c in evidence["checks"]}["labels"] == "pass"
+        statuses = {c["id"]: c["status"] for c in evidence["checks"]}
+        assert statuses["labels"] == "pass"
         assert parse_registry(registry).manifest_digest(name, "26.11-py3") == push["digest"]
+    # The CUDA image's two-process launch ran again as two srun tasks, one container each;
+    # base has no stack, so no multi-node userspace and no srun step.
+    [job_folder] = (tmp_path / "work" / "slurm-jobs").glob("cuda-mini-*")
+    assert (job_folder / "srun-multinode_worker.status").read_text().strip() == "0"
+    assert not list((tmp_path / "work" / "slurm-jobs").glob("base-*/srun-*"))
+    evidence = json.loads(Path(record["images"]["cuda-mini"]["validation"]["report"])
+                          .read_text())
+    [srun] = [c for c in evidence["checks"] if c["id"] == "multinode.srun"]
+    assert srun["status"] == "pass" and "srun started 2 tasks of one world" in srun["message"]
 
 
 def test_a_job_whose_runtime_cannot_start_the_image_promotes_nothing(
@@ -258,3 +268,46 @@ def test_a_job_whose_runtime_cannot_start_the_image_promotes_nothing(
     assert held.manifest_digest("base", "26.11-py3") is None
     assert held.manifest_digest("base", "26.11-py3-rc1") == base["push"]["digest"]
     assert held.manifest_digest("cuda-mini", "26.11-py3") is None
+
+
+def framework_on_slurm(ci_release: ReleaseRun, tmp_path: Path, *extra: str) -> dict[str, Any]:
+    """The CI release's JAX image (on the CUDA mini stack) validated as a Slurm job."""
+    site_file = tmp_path / "site.yaml"
+    site_file.write_text(f"slurm:\n  gpus: 0\n  time_limit: \"10\"\n  poll_seconds: 0.5\n"
+                         f"  workdir: {tmp_path / 'work'}\n")
+    done = cli("validate", f"{ci_release.registry}/jax:26.11-py3", "--slurm",
+               "--site", str(site_file), "--release", str(ci_release.manifest), "--root",
+               str(ci_release.root), "--out", str(tmp_path / "out"), "--json", *extra)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_the_frameworks_two_process_job_also_runs_under_srun(
+    slurm: SubprocessSlurm, ci_release: ReleaseRun, tmp_path: Path,
+) -> None:
+    """The JAX multi-process world of two ranks, launched by srun as two tasks (one container
+    each, on the node's network), judged by the probe's own check."""
+    report = framework_on_slurm(ci_release, tmp_path)
+    checks = {check["id"]: check for check in report["checks"]}
+    srun = checks["jax.dist.multiprocess_cpu.srun"]
+    assert srun["status"] == "pass", srun
+    assert [rank["gathered"] for rank in srun["evidence"]["ranks"]] == [[1, 2], [1, 2]]
+    assert checks["jax.dist.multiprocess_cpu"]["status"] == "pass"  # and under mpirun
+    assert checks["labels"]["status"] == "pass"
+
+
+@pytest.mark.extended
+def test_a_slurm_job_can_run_the_image_under_charliecloud(
+    slurm: SubprocessSlurm, ci_release: ReleaseRun, tmp_path: Path,
+) -> None:
+    """Runtime charliecloud: the node pulls the image, converts it, and runs the runner and
+    the srun tasks with ch-run as `nobody`, read-only, without the entrypoint."""
+    report = framework_on_slurm(ci_release, tmp_path, "--runtime", "charliecloud")
+    checks = {check["id"]: check for check in report["checks"]}
+    assert report["environment"]["slurm"]["runtime"] == "charliecloud"
+    assert report["environment"]["slurm"]["job_command"].startswith("$NGC_AS env -i")
+    assert checks["image.user"]["message"].startswith("UID:GID 65534:65534, read-only root")
+    assert checks["jax.dist.multiprocess_cpu.srun"]["status"] == "pass"
+    assert checks["labels"]["status"] == "pass"
+    assert not list(Path("/tmp").glob("ngc-charliecloud-*"))

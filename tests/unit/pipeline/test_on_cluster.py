@@ -15,6 +15,7 @@ from ngc_builder.pipeline.run import ClusterValidation
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.slurm import JobState
 from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeEngine, Setup
+from tests.unit.fake_srun import play_srun_steps
 
 pytestmark = pytest.mark.unit
 
@@ -48,6 +49,7 @@ class NodeOfImages:
         (folder / "runner.status").write_text("0\n" if name not in self.failing else "1\n")
         labels = {key: value for (image, key, value) in self._labels() if image == name}
         (folder / "labels.json").write_text(json.dumps(labels))
+        play_srun_steps(folder, (folder / "job.sh").read_text())
 
     def _labels(self) -> list[tuple[str, str, str]]:
         return [(image["name"], key, value) for image in self.engine.images.values()

@@ -16,7 +16,8 @@ from ngc_builder.errors import InputError, StepError
 from ngc_builder.manifest.site import SlurmSite
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.slurm import JobState, SlurmError, parse_sacct, parse_scontrol
-from ngc_builder.validate.slurm import enroot_ref, validate_on_slurm
+from ngc_builder.validate.slurm import validate_on_slurm
+from ngc_builder.validate.slurm_script import enroot_ref
 from tests.unit.fake_engine import FakeClient, FakeEngine
 
 pytestmark = pytest.mark.unit
