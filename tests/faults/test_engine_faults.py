@@ -9,13 +9,13 @@ import contextlib
 import json
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ngc_builder.services.registry import parse_registry
+from tests.conftest import wait_until
 from tests.faults.engines import SecondEngine, copy_image, leave_free, second_engine, unavailable
 from tests.faults.project import slow_project
 from tests.faults.running import Release, containers_running, namespace, own_containers
@@ -61,8 +61,8 @@ def test_engine_killed_mid_build_fails_the_build_in_one_line_and_the_rerun_build
     run.start()
     run.wait_for("slow: building")
     run.wait_for("cuda-mini: " + run.registry + "/cuda-mini:26.11-py3 -> ")
-    while not containers_running(project.token, engine.host):
-        time.sleep(0.3)
+    wait_until(lambda: containers_running(project.token, engine.host), 120,
+               "the slow image's build container running")
     engine.kill()
     assert run.finish(timeout=120) == 1
     print("\n".join(run.problems()))
@@ -87,7 +87,8 @@ def test_engine_killed_mid_validation_fails_it_in_one_line_and_the_rerun_sweeps_
     run = _release_on(engine, project.manifest, tmp_path)
     process = run.start()
     run.wait_for("slow: validating")
-    time.sleep(3)
+    wait_until(lambda: containers_running(project.token, engine.host), 60,
+               "the slow image's runner container running")
     engine.kill()
     assert run.finish(timeout=120) == 1
     print("\n".join(run.problems()))

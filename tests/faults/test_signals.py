@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.services.registry import parse_registry
+from tests.conftest import wait_until
 from tests.faults.project import slow_project
 from tests.faults.running import Release, containers_running, namespace, own_containers
 
@@ -25,8 +26,7 @@ def test_sigterm_mid_validation_removes_the_runner_and_the_rerun_only_validates(
     run = Release(project.manifest, namespace("faults-term"), tmp_path / "build")
     process = run.start()
     run.wait_for("slow: validating")
-    time.sleep(3)  # the runner container is up and in its sleeping check
-    assert own_containers(process.pid), "the runner container should be running"
+    wait_until(lambda: own_containers(process.pid), 60, "the runner container running")
     started = time.monotonic()
     process.send_signal(signal.SIGTERM)
     assert run.finish(timeout=60) == 128 + signal.SIGTERM

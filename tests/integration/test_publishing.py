@@ -9,6 +9,7 @@ CPU JAX) published to its own registry namespace.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shutil
 import subprocess
@@ -136,8 +137,10 @@ def test_a_bump_rebuilds_only_that_image_and_needs_force_to_move_its_tag(
 
 
 def test_a_failed_validation_holds_the_release_tag_and_verify_reports_it(
-    project: Project,
+    project: Project, docker_client: Any,
 ) -> None:
+    """An image that built and failed its validation (one that fails to build has nothing
+    to tag: the CI release's `broken` cannot show this) is never tagged for the registry."""
     held = project.digests()["jax"]
     probe = project.root / "frameworks" / "jax" / "probe.py"
     probe.write_text(probe.read_text() + (
@@ -150,6 +153,8 @@ def test_a_failed_validation_holds_the_release_tag_and_verify_reports_it(
     assert jax["validation"]["failed_checks"] == ["jax.broken_on_purpose"]
     assert jax["push"]["status"] == "blocked"
     assert project.digests()["jax"] == held  # even --force moves only what passed
+    failed = docker_client.images.get(jax["build"]["image_id"])
+    assert not [tag for tag in failed.tags if tag.startswith(project.registry)], failed.tags
     verified = cli("verify", str(project.manifest), "--registry", project.registry,
                    "--build-dir", str(project.build_dir))
     assert verified.returncode == 1
@@ -159,9 +164,19 @@ def test_a_failed_validation_holds_the_release_tag_and_verify_reports_it(
 
 
 def registry_pid() -> int | None:
-    found = subprocess.run(["pgrep", "-f", "docker-registry serve"], capture_output=True,
-                           text=True, check=False).stdout.split()
-    return int(found[0]) if found else None
+    """The registry this suite pushes to, by the pid file ci/setup-engine.sh wrote, and only
+    if that process is still a `docker-registry serve` (not the first pgrep finds: another
+    registry on this host is not the one under test)."""
+    default = Path("/var/lib/ngc-builder") if os.geteuid() == 0 else Path(
+        os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "ngc-builder"
+    state = Path(os.environ.get("NGC_STATE_DIR", default))
+    try:
+        pid = int((state / "registry.pid").read_text().strip())
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return None
+    return pid if b"serve" in command and any(b"docker-registry" in part
+                                              for part in command) else None
 
 
 def test_a_registry_stopped_mid_release_loses_nothing_and_pushes_nothing_twice(

@@ -66,13 +66,6 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
     assert parse_registry(ci_release.registry).manifest_digest("broken", TAG) is None
 
 
-def test_failed_image_is_never_tagged_for_the_registry(
-    ci_release: ReleaseRun, docker_client: Any
-) -> None:
-    refs = [tag for image in docker_client.images.list() for tag in image.tags]
-    assert not [ref for ref in refs if ref.startswith(f"{ci_release.registry}/broken")]
-
-
 def test_record_is_on_disk(ci_release: ReleaseRun) -> None:
     saved = json.loads((ci_release.build_dir / "26.11" / "release.json").read_text())
     assert saved["images"]["jax"]["push"]["digest"] == (

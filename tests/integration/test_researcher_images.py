@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import wait_until
 from tests.integration.conftest import ReleaseRun
 
 pytestmark = pytest.mark.integration
@@ -55,12 +56,16 @@ def test_the_banner_goes_to_stderr_and_the_command_keeps_stdout_and_status(
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
+READY = "ngc-test-ready"
+
+
 def stopped(ref: str, program: str) -> tuple[int, float]:
     """Start `program` in the image, `docker stop` it; its exit code and how long stop took."""
-    started = docker("run", "-d", ref, "python", "-c", program)
+    started = docker("run", "-d", ref, "python", "-c", f"print('{READY}', flush=True); {program}")
     container = started.stdout.strip()
     try:
-        time.sleep(3)  # past the banner, into the program
+        wait_until(lambda: READY in docker("logs", container).stdout, 60,
+                   "the program started, past the banner")
         begun = time.monotonic()
         docker("stop", "-t", "20", container)
         took = time.monotonic() - begun

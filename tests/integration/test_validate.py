@@ -68,7 +68,10 @@ def test_cpu_image_passes_t0_and_t2_and_skips_gpu_checks_with_reason(
 ) -> None:
     image_id = ci_release.record["images"]["jax"]["build"]["image_id"]
     done = cli("validate", image_id, "--release", str(ci_release.manifest), "--json")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     checks = checks_of(done)
+    assert json.loads(done.stdout)["verdict"] == "pass"
+    assert checks["jax.train_cpu"]["status"] == "pass"  # a T2 check of the framework's probe
     assert checks["os.shm"]["status"] == "pass"  # validate starts containers with --shm-size
     assert checks["cuda.archs"]["status"] == "skip"
     assert "CPU-only image" in checks["cuda.archs"]["message"]
