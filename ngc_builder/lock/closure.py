@@ -11,6 +11,8 @@ named, with its image, before anything is built.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sys
 import zipfile
 from collections.abc import Callable
@@ -39,14 +41,35 @@ RESOLVER_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 # A locked wheel's Requires-Dist, None when its metadata is not at hand (then nothing it
 # might ask for can be ruled out, and unasked packages of that image are not named).
 Requires = Callable[[PipPackage, Target], tuple[str, ...] | None]
+REQUIRES_SUFFIX = ".requires.json"
 
 
 def cached_requires(wheel_path: Callable[[PipPackage], Path]) -> Requires:
-    """Requires-Dist read from the cached wheel (its hash was checked when it entered)."""
+    """Requires-Dist read from the cached wheel (its hash was checked when it entered), each
+    wheel once: a no-op release used to spend seconds re-reading torch's zip directory."""
+    read: dict[Path, tuple[str, ...] | None] = {}
+
     def requires(package: PipPackage, target: Target) -> tuple[str, ...] | None:
         path = wheel_path(package)
-        return wheel_requires(path) if path.is_file() else None
+        if path not in read:
+            read[path] = remembered_requires(path) if path.is_file() else None
+        return read[path]
     return requires
+
+
+def remembered_requires(path: Path) -> tuple[str, ...] | None:
+    """The wheel's Requires-Dist, kept beside it after the first read. The cache is content
+    addressed (`files/<sha256>/<wheel>`): a wheel there never changes, so neither does this."""
+    memo = path.with_name(path.name + REQUIRES_SUFFIX)
+    with contextlib.suppress(OSError, ValueError):
+        kept = json.loads(memo.read_text(encoding="utf-8"))
+        if isinstance(kept, list) and all(isinstance(line, str) for line in kept):
+            return tuple(kept)
+    found = wheel_requires(path)
+    if found is not None:
+        with contextlib.suppress(OSError):  # a read-only cache is read each time
+            memo.write_text(json.dumps(list(found)), encoding="utf-8")
+    return found
 
 
 def wheel_requires(path: Path) -> tuple[str, ...] | None:

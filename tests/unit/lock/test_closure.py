@@ -3,12 +3,20 @@ wheels' metadata: a wheel appended by hand, or one taken out, is named with its 
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from ngc_builder.lock.closure import LockText, Metadata, applies, check_closure, wheel_requires
+from ngc_builder.lock.closure import (
+    LockText,
+    Metadata,
+    applies,
+    cached_requires,
+    check_closure,
+    wheel_requires,
+)
 from ngc_builder.lock.debian import DebControl
 from ngc_builder.lock.models import PipPackage, ReleaseLock, dump_lock
 from ngc_builder.manifest.load import load_release
@@ -116,6 +124,22 @@ def test_requires_dist_is_read_from_the_wheel_itself(tmp_path: Path) -> None:
     assert wheel_requires(path) == ("numpy>=2", "rich; extra == 'cli'")
     (tmp_path / "bad.whl").write_bytes(b"not a zip")
     assert wheel_requires(tmp_path / "bad.whl") is None
+
+
+def test_a_cached_wheels_requires_are_read_once_then_kept_beside_it(tmp_path: Path) -> None:
+    path = tmp_path / "files" / ("a" * 64) / "x-1.0-py3-none-any.whl"
+    path.parent.mkdir(parents=True)
+    with zipfile.ZipFile(path, "w") as made:
+        made.writestr("x-1.0.dist-info/METADATA", "Name: x\nRequires-Dist: numpy>=2\n\n")
+    package = PipPackage(name="x", version="1.0", file=path.name, sha256="a" * 64)
+    requires = cached_requires(lambda _: path)
+    assert requires(package, TARGET) == ("numpy>=2",)
+    kept = path.with_name(path.name + ".requires.json")
+    assert json.loads(kept.read_text()) == ["numpy>=2"]
+    path.write_bytes(b"not read again")  # the next run reads what was kept
+    assert cached_requires(lambda _: path)(package, TARGET) == ("numpy>=2",)
+    kept.write_text('{"not": "a list"}')  # a broken memo is read from the wheel again
+    assert cached_requires(lambda _: path)(package, TARGET) is None
 
 
 def test_a_wheel_pip_locked_for_its_own_pythons_markers_is_explained_not_required(
