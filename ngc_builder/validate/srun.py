@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from ngc_builder.runner import multinode
-from ngc_builder.runner.context import CheckFailed, CheckSkipped, Context, RunEnv
+from ngc_builder.runner.context import Context, RunEnv
 from ngc_builder.runner.mpilaunch import rank_results
 from ngc_builder.runner.report import CheckResult
 from ngc_builder.runner.suite import Check, Suite, describe
+from ngc_builder.runner.suite import _outcome as outcome_of  # as the runner judges its own
 
 TASKS = 2
 IMAGE_RUNNER = "/opt/ngc/lib/ngc_runner"  # where images hold the runner (base.Dockerfile.j2)
@@ -163,7 +164,7 @@ def judge_launch(launch: SrunLaunch, stack: bool) -> list[CheckResult]:
         if check.needs_gpu:
             continue
         ctx = SrunContext(env, check.id, launch)
-        result = _outcome(check, ctx)
+        result = outcome_of(check, ctx)
         if ctx.launched:
             result.id = f"{check.id}.srun"
             # A probe's message names the launcher it was written for; here srun launched.
@@ -194,15 +195,3 @@ def _checks_of(worker: Worker) -> list[Check]:
     suite = Suite()
     module.register(suite)
     return suite.checks
-
-
-def _outcome(check: Check, ctx: Context) -> CheckResult:
-    try:
-        message = check.fn(ctx)
-    except CheckFailed as exc:
-        return CheckResult(check.id, check.tier, "fail", exc.message, exc.fault)
-    except CheckSkipped as exc:
-        return CheckResult(check.id, check.tier, "skip", exc.reason)
-    except Exception as exc:  # a judge that breaks says so as a failure of its check
-        return CheckResult(check.id, check.tier, "fail", describe(exc), "image")
-    return CheckResult(check.id, check.tier, "pass", "ok" if message is None else str(message))
