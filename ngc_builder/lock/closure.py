@@ -24,6 +24,7 @@ from packaging.markers import Marker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ngc_builder.errors import Problem
+from ngc_builder.files import write_atomic
 from ngc_builder.lock.deb_closure import Controls, DebFindings, check_debs
 from ngc_builder.lock.inputs import ancestors, apt_requirements, pip_requirements, target_of
 from ngc_builder.lock.models import PipPackage, PlatformLock, ReleaseLock, normalise
@@ -32,6 +33,7 @@ from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
+from ngc_builder.services.environment import xdg_home
 
 # pip's `--python-version` picks wheels for the target, but it reads environment markers with
 # the Python it runs under (the builder's own, when `lock` ran): a wheel that a marker asks for
@@ -41,35 +43,55 @@ RESOLVER_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 # A locked wheel's Requires-Dist, None when its metadata is not at hand (then nothing it
 # might ask for can be ruled out, and unasked packages of that image are not named).
 Requires = Callable[[PipPackage, Target], tuple[str, ...] | None]
-REQUIRES_SUFFIX = ".requires.json"
+MEMO_FORMAT = 1  # of the kept Requires-Dist; another number is read anew
 
 
-def cached_requires(wheel_path: Callable[[PipPackage], Path]) -> Requires:
+def cached_requires(wheel_path: Callable[[PipPackage], Path],
+                    memo_dir: Path | None = None) -> Requires:
     """Requires-Dist read from the cached wheel (its hash was checked when it entered), each
-    wheel once: a no-op release used to spend seconds re-reading torch's zip directory."""
-    read: dict[Path, tuple[str, ...] | None] = {}
+    wheel once: a no-op release used to spend seconds re-reading torch's zip directory. What
+    was read is kept in `memo_dir` (default: this user's cache, not the shared package tree)."""
+    read: dict[str, tuple[str, ...] | None] = {}
+    folder = memo_dir or requires_memo_dir()
 
     def requires(package: PipPackage, target: Target) -> tuple[str, ...] | None:
-        path = wheel_path(package)
-        if path not in read:
-            read[path] = remembered_requires(path) if path.is_file() else None
-        return read[path]
+        if package.sha256 not in read:
+            path = wheel_path(package)
+            read[package.sha256] = remembered_requires(path, package, folder) \
+                if path.is_file() else None
+        return read[package.sha256]
     return requires
 
 
-def remembered_requires(path: Path) -> tuple[str, ...] | None:
-    """The wheel's Requires-Dist, kept beside it after the first read. The cache is content
-    addressed (`files/<sha256>/<wheel>`): a wheel there never changes, so neither does this."""
-    memo = path.with_name(path.name + REQUIRES_SUFFIX)
+def requires_memo_dir() -> Path:
+    return xdg_home("XDG_CACHE_HOME", Path.home() / ".cache") / "ngc-builder" / "wheel-requires"
+
+
+def remembered_requires(path: Path, package: PipPackage, folder: Path) -> tuple[str, ...] | None:
+    """The wheel's Requires-Dist, kept by its sha256 after the first read: a wheel of that
+    hash never changes. The memo lives outside the package cache that builds are served from
+    (and that several users may share): whoever could edit it there could make a wheel appended
+    to a lock by hand look asked for. A memo of another format or hash is read anew."""
+    memo = folder / f"{package.sha256}.json"
     with contextlib.suppress(OSError, ValueError):
         kept = json.loads(memo.read_text(encoding="utf-8"))
-        if isinstance(kept, list) and all(isinstance(line, str) for line in kept):
-            return tuple(kept)
+        if _memo_holds(kept, package.sha256):
+            return tuple(kept["requires"])
     found = wheel_requires(path)
     if found is not None:
-        with contextlib.suppress(OSError):  # a read-only cache is read each time
-            memo.write_text(json.dumps(list(found)), encoding="utf-8")
+        with contextlib.suppress(OSError):  # a read-only home is read each time
+            folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(memo, json.dumps({"format": MEMO_FORMAT, "sha256": package.sha256,
+                                           "requires": list(found)}))
     return found
+
+
+def _memo_holds(kept: object, sha256: str) -> bool:
+    if not isinstance(kept, dict) or kept.get("format") != MEMO_FORMAT:
+        return False
+    lines = kept.get("requires")
+    return kept.get("sha256") == sha256 and isinstance(lines, list) and \
+        all(isinstance(line, str) for line in lines)
 
 
 def wheel_requires(path: Path) -> tuple[str, ...] | None:

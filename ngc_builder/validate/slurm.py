@@ -78,10 +78,12 @@ def validate_on_slurm(
 
 def srun_checks(job: Job) -> list[CheckResult]:
     """The srun launches of the job's workers, judged by their own checks (validate/srun.py)."""
+    script = _read(job.files.script).splitlines()
     results: list[CheckResult] = []
     for worker in job.workers:
-        launch = read_launch(job.files.folder, worker, f"srun --ntasks={TASKS} ({worker.file})")
-        results += judge_launch(launch, stack=True)
+        marker = f"> srun-{worker.tag}.out "
+        line = next((text for text in script if marker in text), worker.file)
+        results += judge_launch(read_launch(job.files.folder, worker, line), stack=True)
     return results
 
 
@@ -99,6 +101,8 @@ def sbatch_options(site: SlurmSite, name: str, files: JobFiles, srun: bool = Fal
                f"--output={files.output}", f"--chdir={files.folder}", "--no-requeue"]
     if srun:
         options.append(f"--ntasks={TASKS}")
+        if site.runtime == "charliecloud":  # the converted image is on the batch node only
+            options.append("--nodes=1")
     for flag, value in (("partition", site.partition), ("account", site.account),
                         ("qos", site.qos)):
         if value:

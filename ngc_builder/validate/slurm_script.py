@@ -20,6 +20,7 @@ from ngc_builder.validate.srun import (
     IMAGE_PROBES,
     IMAGE_RUNNER,
     RANK_FROM_SLURM,
+    TASKS,
     WORKER_MODULE,
     Worker,
     srun_step,
@@ -30,6 +31,9 @@ TAIL_LINES = 20
 # such image, daemon down), a command that cannot run (126) or is missing (127).
 NOT_RUN_STATUSES = (125, 126, 127)
 LABELS_READ_BY = ("docker", "charliecloud")  # runtimes whose node has the engine's image
+# ch-run's own error (no user namespaces, no such image) means it never started the runner:
+# the node's problem, as on an engine host (validate/charliecloud.py), not the image's.
+CH_RUN_REFUSED = ["grep -q 'ch-run\\[[0-9]*\\]: error: ' runner.stderr && status=126"]
 
 
 @dataclass(frozen=True)
@@ -100,8 +104,10 @@ def runner_line(job: Job, expected_labels: dict[str, str], framework: Path | Non
 def ch_run_line(variables: str, workdir: str, command: str) -> str:
     """ch-run as validation starts it on an engine host (validate/chrun.py): a login's few
     variables and the given ones only, the image's ENV applied, read-only, as `$NGC_AS`."""
+    # Slurm's GPUs for the job, where it names them: ch-run shows every GPU of the node.
+    visible = '${CUDA_VISIBLE_DEVICES+CUDA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"}'
     return (f'$NGC_AS env -i PATH={DEFAULT_PATH} HOME="$NGC_CH_HOME" USER="$NGC_CH_USER" '
-            f'LOGNAME="$NGC_CH_USER" {variables} ch-run --private-tmp --cd {workdir} '
+            f'LOGNAME="$NGC_CH_USER" {visible} {variables} ch-run --private-tmp --cd {workdir} '
             f'--set-env "$NGC_CH/image" -- {command}')
 
 
@@ -135,6 +141,7 @@ def job_script(job: Job, command: str, baselines: dict[str, Any] | None) -> str:
              *runtime_lines(job),
              # In the background: bash runs a trap only once its foreground child is done.
              f"{command} > report.json 2> runner.stderr &", "wait $!", "status=$?",
+             *(CH_RUN_REFUSED if runtime == "charliecloud" else []),
              'echo "$status" > runner.status', 'echo "ngc-builder: runner exited $status"']
     if runtime in LABELS_READ_BY:
         lines.append(f"docker image inspect --format '{{{{json .Config.Labels}}}}' "
@@ -165,17 +172,23 @@ def runtime_lines(job: Job) -> list[str]:
         return charliecloud_lines(job)
     if job.site.runtime != "docker":
         return []
-    # A cancelled or timed-out job must not leave its containers running on the node: the
-    # docker client Slurm signals is not the container.
-    tasks = " ".join(f'"ngc-srun-${{SLURM_JOB_ID:-$$}}-{rank}"' for rank in range(2))
+    # However the job ends (done, cancelled, timed out) it must not leave its containers
+    # running on the node: the docker client Slurm signals is not the container.
+    names = " ".join(f'"{name}"' for name in ["$NGC_CONTAINER", *task_containers(job)])
     lines = ["NGC_CONTAINER=ngc-validate-${SLURM_JOB_ID:-$$}",
-             f"trap 'docker rm -f \"$NGC_CONTAINER\" {tasks} >/dev/null 2>&1; exit 143' TERM INT"]
+             f"trap 'docker rm -f {names} >/dev/null 2>&1' EXIT", "trap 'exit 143' TERM INT"]
     if job.gpu_mode == "required":
         # Slurm's allocation, where it names the GPUs; else as many as were asked for.
         # docker reads --gpus as CSV: a device list must be quoted within the value.
         lines += ['NGC_DOCKER_GPUS=${CUDA_VISIBLE_DEVICES:+\\"device=$CUDA_VISIBLE_DEVICES\\"}',
                   f"NGC_DOCKER_GPUS=${{NGC_DOCKER_GPUS:-{job.site.gpus}}}"]
     return lines
+
+
+def task_containers(job: Job) -> list[str]:
+    """The srun tasks' container names, as the batch script spells them."""
+    return [f"ngc-srun-${{SLURM_JOB_ID:-$$}}-{worker.tag}-{rank}"
+            for worker in job.workers for rank in range(TASKS)]
 
 
 def charliecloud_lines(job: Job) -> list[str]:
@@ -208,8 +221,11 @@ def srun_lines(job: Job) -> list[str]:
     """Each two-process worker again, one rank per srun task (validate/srun.py)."""
     if not job.workers:
         return []
-    lines = ["export NGC_SRUN_PORT=$((20000 + ${SLURM_JOB_ID:-$$} % 20000))",
-             'export NGC_COORDINATOR="$(hostname):$NGC_SRUN_PORT"']
+    # Rank 0's store: the allocation's first node, where srun puts task 0; a port below
+    # Linux's ephemeral range (32768-), so no outgoing connection holds it.
+    lines = ["NGC_RANK0=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null | head -n 1)",
+             "export NGC_SRUN_PORT=$((20000 + ${SLURM_JOB_ID:-$$} % 10000))",
+             'export NGC_COORDINATOR="${NGC_RANK0:-$(hostname)}:$NGC_SRUN_PORT"']
     for worker in job.workers:
         task, options = task_line(job, worker)
         lines += srun_step(worker, task, options)
@@ -223,8 +239,9 @@ def task_line(job: Job, worker: Worker) -> tuple[str, str]:
     in_image = shlex.quote(worker.path_in(IMAGE_RUNNER, IMAGE_PROBES))
     if runtime == "docker":
         # One container per rank, on the host's network: ranks on two nodes meet there too.
-        return (f'exec docker run --rm --name "ngc-srun-$SLURM_JOB_ID-$SLURM_PROCID" '
-                f"--network host --shm-size {SHM_SIZE} {unprivileged_flags()} "
+        # --init: the worker is not PID 1, so the TERM srun sends when a rank fails ends it.
+        return (f'exec docker run --rm --init --name "ngc-srun-$SLURM_JOB_ID-{worker.tag}-'
+                f'$SLURM_PROCID" --network host --shm-size {SHM_SIZE} {unprivileged_flags()} '
                 '-e OMPI_COMM_WORLD_RANK="$SLURM_PROCID" -e OMPI_COMM_WORLD_SIZE="$SLURM_NTASKS" '
                 f"-e NGC_COORDINATOR {ref} {module} {in_image}", "")
     if runtime == "charliecloud":

@@ -15,6 +15,7 @@ it rendered), never from the image: code from an image does not run on the submi
 from __future__ import annotations
 
 import ast
+import re
 import shlex
 import types
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from ngc_builder.runner.suite import Check, Suite, describe
 from ngc_builder.runner.suite import _outcome as outcome_of  # as the runner judges its own
 
 TASKS = 2
+STEP_MINUTES = 10  # each srun step's own limit (mpirun's is 600 s): a hung rendezvous ends it
+WORKER_FILE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\.py")  # pasted into the script
 IMAGE_RUNNER = "/opt/ngc/lib/ngc_runner"  # where images hold the runner (base.Dockerfile.j2)
 IMAGE_PROBES = "/opt/ngc/probes"  # and each framework's probes (framework.Dockerfile.j2)
 WORKER_MODULE = f"ngc_runner.{multinode.WORKER}"
@@ -72,7 +75,15 @@ def framework_workers(framework: str, modules: dict[str, str]) -> list[Worker]:
     """The probe modules (name -> text) that define a top-level ``main(rank, size,
     coordinator)``: the files the runner's mpirun launches, by the worker contract."""
     return [Worker(framework, name, text) for name, text in sorted(modules.items())
-            if _defines_worker_main(text)]
+            if WORKER_FILE_RE.fullmatch(name) and _defines_worker_main(text)]
+
+
+def launching_functions(text: str) -> set[str]:
+    """The top-level functions of a probe that call ``ctx.mpirun``: its checks of a launched
+    job. Only these run on the submit side; the probe's other checks are the image's."""
+    return {node.name for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)
+            and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "mpirun" for call in ast.walk(node))}
 
 
 def _defines_worker_main(text: str) -> bool:
@@ -89,7 +100,7 @@ def srun_step(worker: Worker, task_command: str, options: str = "") -> list[str]
     in the container where `options` start one) under srun, its output and status kept by
     the worker's tag. In the background: a TERM runs the job's trap at once."""
     tag = worker.tag
-    return [f"srun --ntasks={TASKS} --kill-on-bad-exit=1 {options}"
+    return [f"srun --ntasks={TASKS} --kill-on-bad-exit=1 --time={STEP_MINUTES} {options}"
             f"bash -c {shlex.quote(task_command)} "
             f"> srun-{tag}.out 2> srun-{tag}.err &", "wait $!",
             f'echo "$?" > srun-{tag}.status']
@@ -139,6 +150,9 @@ class SrunContext(Context):
     def mpirun(self, worker: str, processes: int = 2) -> list[Any]:
         self.launched = True
         self.evidence("command", self.launch.command)
+        if Path(worker).name != self.launch.worker.file:
+            self.fail(f"the check launches {Path(worker).name}; srun ran "
+                      f"{self.launch.worker.file}", fault="host")
         if self.launch.status is None:
             self.fail("the srun step did not run (the job ended before it)")
         results = self.launch.results
@@ -151,15 +165,15 @@ class SrunContext(Context):
 
 def judge_launch(launch: SrunLaunch, stack: bool) -> list[CheckResult]:
     """The checks of `launch`'s worker that judge a launched job, re-run on the srun ranks,
-    as `<check>.srun`. A check that never asked for the job says nothing here."""
+    as `<check>.srun`. A check that did not ask for the job (it skipped first) says nothing."""
     env = RunEnv(expect={"stack": stack} if stack else {}, gpu_mode="none",
                  gpu_expected=False, gpu_visible=False)
     verdicts: list[CheckResult] = []
     try:
         checks = _checks_of(launch.worker)
-    except Exception as exc:  # this builder's own probe: a broken one is the image's fault
-        return [CheckResult(f"{launch.worker.tag}.srun", "T2", "fail",
-                            f"cannot load {launch.worker.file}: {describe(exc)}", "image")]
+    except Exception as exc:  # this builder's copy of the probe: not the image's fault
+        return [CheckResult(f"{launch.worker.tag}.srun", "T2", "fail", "this builder cannot "
+                            f"load its copy of {launch.worker.file}: {describe(exc)}", "host")]
     for check in checks:
         if check.needs_gpu:
             continue
@@ -194,4 +208,5 @@ def _checks_of(worker: Worker) -> list[Check]:
     exec(compile(worker.source, worker.file, "exec"), module.__dict__)
     suite = Suite()
     module.register(suite)
-    return suite.checks
+    launching = launching_functions(worker.source)
+    return [check for check in suite.checks if check.fn.__name__ in launching]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import secrets
 import shutil
 import subprocess
@@ -303,6 +304,7 @@ def test_a_slurm_job_can_run_the_image_under_charliecloud(
 ) -> None:
     """Runtime charliecloud: the node pulls the image, converts it, and runs the runner and
     the srun tasks with ch-run as `nobody`, read-only, without the entrypoint."""
+    started = time.time()
     report = framework_on_slurm(ci_release, tmp_path, "--runtime", "charliecloud")
     checks = {check["id"]: check for check in report["checks"]}
     assert report["environment"]["slurm"]["runtime"] == "charliecloud"
@@ -310,4 +312,7 @@ def test_a_slurm_job_can_run_the_image_under_charliecloud(
     assert checks["image.user"]["message"].startswith("UID:GID 65534:65534, read-only root")
     assert checks["jax.dist.multiprocess_cpu.srun"]["status"] == "pass"
     assert checks["labels"]["status"] == "pass"
-    assert not list(Path("/tmp").glob("ngc-charliecloud-*"))
+    # The job's scratch folder (under the job's TMPDIR: this one's, on a one-node cluster).
+    scratch = Path(os.environ.get("TMPDIR", "/tmp"))
+    assert not [folder for folder in scratch.glob("ngc-charliecloud-*")
+                if folder.stat().st_mtime >= started]

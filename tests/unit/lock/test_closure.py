@@ -126,20 +126,35 @@ def test_requires_dist_is_read_from_the_wheel_itself(tmp_path: Path) -> None:
     assert wheel_requires(tmp_path / "bad.whl") is None
 
 
-def test_a_cached_wheels_requires_are_read_once_then_kept_beside_it(tmp_path: Path) -> None:
+def test_a_cached_wheels_requires_are_read_once_then_kept_by_its_hash(tmp_path: Path) -> None:
     path = tmp_path / "files" / ("a" * 64) / "x-1.0-py3-none-any.whl"
     path.parent.mkdir(parents=True)
     with zipfile.ZipFile(path, "w") as made:
         made.writestr("x-1.0.dist-info/METADATA", "Name: x\nRequires-Dist: numpy>=2\n\n")
     package = PipPackage(name="x", version="1.0", file=path.name, sha256="a" * 64)
-    requires = cached_requires(lambda _: path)
-    assert requires(package, TARGET) == ("numpy>=2",)
-    kept = path.with_name(path.name + ".requires.json")
-    assert json.loads(kept.read_text()) == ["numpy>=2"]
+    memo = tmp_path / "memo"
+    assert cached_requires(lambda _: path, memo)(package, TARGET) == ("numpy>=2",)
+    kept = memo / f"{'a' * 64}.json"
+    assert json.loads(kept.read_text())["requires"] == ["numpy>=2"]
+    assert not list(path.parent.glob("*.json"))  # nothing beside the wheel, in the served tree
     path.write_bytes(b"not read again")  # the next run reads what was kept
-    assert cached_requires(lambda _: path)(package, TARGET) == ("numpy>=2",)
-    kept.write_text('{"not": "a list"}')  # a broken memo is read from the wheel again
-    assert cached_requires(lambda _: path)(package, TARGET) is None
+    assert cached_requires(lambda _: path, memo)(package, TARGET) == ("numpy>=2",)
+
+
+@pytest.mark.parametrize("memo_text", [
+    '{"not": "a list"}', "[]", "not json",
+    '{"format": 1, "sha256": "' + "b" * 64 + '", "requires": ["evil"]}',  # another wheel's
+    '{"format": 0, "sha256": "' + "a" * 64 + '", "requires": ["evil"]}',  # an older format
+])
+def test_a_memo_that_does_not_hold_for_this_wheel_is_read_anew(tmp_path: Path,
+                                                               memo_text: str) -> None:
+    path = tmp_path / "x-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as made:
+        made.writestr("x-1.0.dist-info/METADATA", "Name: x\nRequires-Dist: numpy>=2\n\n")
+    package = PipPackage(name="x", version="1.0", file=path.name, sha256="a" * 64)
+    (tmp_path / "memo").mkdir()
+    (tmp_path / "memo" / f"{'a' * 64}.json").write_text(memo_text)
+    assert cached_requires(lambda _: path, tmp_path / "memo")(package, TARGET) == ("numpy>=2",)
 
 
 def test_a_wheel_pip_locked_for_its_own_pythons_markers_is_explained_not_required(

@@ -110,11 +110,53 @@ def test_a_truncated_rank_line_is_a_missing_result_not_a_crash() -> None:
     assert failed.status == "fail" and "0 rank result(s)" in failed.message
 
 
-def test_a_worker_whose_checks_cannot_load_is_one_failure() -> None:
+def test_a_worker_this_builder_cannot_load_is_its_own_failure_not_the_images() -> None:
     broken = Worker("tiny", "probe_tiny.py", "import no_such_module_here\n"
                     "def main(rank, size, coordinator):\n    return {}\n")
     [failed] = judge_launch(launch(broken, [{}, {}]), stack=True)
     assert failed.id == "probe_tiny.srun" and "No module named" in failed.message
+    assert failed.fault == "host"
+
+
+TWO_CHECKS = """
+def main(rank, size, coordinator):
+    return {"rank": rank}
+
+
+def register(suite):
+    suite.check("tiny.launched", tier="T2")(launched)
+    suite.check("tiny.local", tier="T2")(local)
+
+
+def launched(ctx):
+    ranks = ctx.mpirun(__file__, 2)
+    return f"{len(ranks)} ranks"
+
+
+def local(ctx):
+    raise SystemExit("an image-side check ran on the submit host")
+"""
+
+
+def test_only_the_checks_that_launch_the_job_run_on_the_submit_side() -> None:
+    worker = Worker("tiny", "probe_tiny.py", TWO_CHECKS)
+    [judged] = judge_launch(launch(worker, [{"rank": 0}, {"rank": 1}]), stack=True)
+    assert (judged.id, judged.status, judged.message) == ("tiny.launched.srun", "pass",
+                                                          "2 ranks")
+
+
+def test_a_check_that_launches_another_file_gets_no_results_of_this_one() -> None:
+    other = TWO_CHECKS.replace("ctx.mpirun(__file__, 2)", "ctx.mpirun('/x/probe_other.py', 2)")
+    [judged] = judge_launch(launch(Worker("tiny", "probe_tiny.py", other), [{}, {}]),
+                            stack=True)
+    assert judged.status == "fail" and judged.fault == "host"
+    assert "launches probe_other.py; srun ran probe_tiny.py" in judged.message
+
+
+def test_a_probe_file_whose_name_could_not_be_pasted_safely_is_no_worker() -> None:
+    text = "def main(rank, size, coordinator):\n    return {}\n"
+    assert framework_workers("x", {"probe x.py": text, "probe;id.py": text, "-p.py": text,
+                                   "probe_ok.py": text}) == [Worker("x", "probe_ok.py", text)]
 
 
 def run_job(tmp_path: Path, runtime: str, workers: tuple[Worker, ...]) -> FakeSlurm:
@@ -141,12 +183,15 @@ def test_a_docker_job_runs_each_worker_as_two_srun_tasks_one_container_each(
     assert len(steps) == 2 and all("--kill-on-bad-exit=1" in step for step in steps)
     words = shlex.split(steps[1])
     task = words[words.index("-c") + 1]
-    assert task.startswith('exec docker run --rm --name "ngc-srun-$SLURM_JOB_ID-$SLURM_PROCID"')
+    assert task.startswith('exec docker run --rm --init --name '
+                           '"ngc-srun-$SLURM_JOB_ID-probe_pytorch_dist-$SLURM_PROCID"')
     assert '-e OMPI_COMM_WORLD_RANK="$SLURM_PROCID"' in task and "--network host" in task
     assert task.endswith("python -m ngc_runner.multinode_worker "
                          "/opt/ngc/probes/pytorch/probe_pytorch_dist.py")
-    # A cancelled job takes the tasks' containers with it, not only the runner's.
-    assert '"ngc-srun-${SLURM_JOB_ID:-$$}-1"' in script.split("trap '", 1)[1].split("\n")[0]
+    # However the job ends, the tasks' containers go with it, not only the runner's.
+    trap = script.split("trap '", 1)[1].split("\n")[0]
+    assert trap.endswith("' EXIT") and '"ngc-srun-${SLURM_JOB_ID:-$$}-probe_pytorch_dist-1"' in trap
+    assert "trap 'exit 143' TERM INT" in script
     report = json.loads((tmp_path / "out" / "jax.validation.json").read_text())
     assert {"multinode.srun", "pytorch.dist.gloo_allreduce.srun"} <= \
         {check["id"] for check in report["checks"]}
@@ -157,7 +202,7 @@ def test_pyxis_and_host_tasks_take_slurms_rank_in_the_container_or_the_stage(
 ) -> None:
     workers = (Worker(None, "multinode_worker.py"),)
     pyxis = run_job(tmp_path / "p", "pyxis", workers).script
-    assert ("srun --ntasks=2 --kill-on-bad-exit=1 "
+    assert ("srun --ntasks=2 --kill-on-bad-exit=1 --time=10 "
             "--container-image='registry.example#ngc/jax:26.11-py3' bash -c") in pyxis
     assert "/opt/ngc/lib/ngc_runner/multinode_worker.py" in pyxis
 
@@ -182,6 +227,17 @@ def test_charliecloud_on_the_node_converts_runs_unprivileged_and_cleans_up(
     assert "labels.json" in script  # read from the node's engine, as for docker
     assert "export NGC_CH NGC_AS NGC_CH_USER NGC_CH_HOME" in script
     assert "ch-fromhost" not in script  # a CPU job: no driver to bring in
+    # ch-run's own refusal is the node's problem (126: the runner never ran), not the image's.
+    assert "grep -q 'ch-run\\[[0-9]*\\]: error: ' runner.stderr && status=126" in script
+    assert '${CUDA_VISIBLE_DEVICES+CUDA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"}' in runner
+
+
+def test_charliecloud_tasks_stay_on_the_node_that_holds_the_converted_image(
+    tmp_path: Path,
+) -> None:
+    workers = (Worker(None, "multinode_worker.py"),)
+    assert "--nodes=1" in run_job(tmp_path / "c", "charliecloud", workers).options
+    assert "--nodes=1" not in run_job(tmp_path / "d", "docker", workers).options
 
 
 def test_the_generated_job_scripts_are_valid_bash(tmp_path: Path) -> None:
