@@ -107,16 +107,27 @@ def test_a_hermetic_build_on_a_network_with_no_route_out(
     network = docker_client.api.inspect_network("ngc-offline")
     assert network["Internal"] is True
     # ...and that network really has no way out. A public address would prove nothing on a
-    # host without Internet; a listener of this host's, on the default bridge's gateway,
-    # is reachable from the default bridge and must not be from the internal network.
+    # host without Internet, and the host itself is reachable by design (the cache is served
+    # on the network's gateway). A listener in a container on the default bridge is reached
+    # only through the host's forwarding: a container on the bridge reaches it, one on
+    # `ngc-offline` must not.
     base = ci_release.record["images"]["base"]["build"]["image_id"]
-    gateway = build_network(docker_client, offline=False).cache_address
-    with socket.create_server(("0.0.0.0", 0)) as listener:
-        probe = ["python", "-c", "import socket, sys; socket.create_connection("
-                 f"({gateway!r}, {listener.getsockname()[1]}), 5)"]
+    listener = docker_client.containers.run(
+        base, ["python", "-c", "import socket\nserver = socket.create_server(('0.0.0.0', 8000))\n"
+               "while True:\n    server.accept()[0].close()"], network="bridge", detach=True,
+        remove=True)
+    try:
+        listener.reload()
+        address = listener.attrs["NetworkSettings"]["Networks"]["bridge"]["IPAddress"]
+        probe = ["python", "-c", "import socket, time\nfor _ in range(50):\n    try:\n"
+                 f"        socket.create_connection(({address!r}, 8000), 5).close()\n"
+                 "        break\n    except ConnectionRefusedError:\n        time.sleep(0.1)\n"
+                 "else:\n    raise SystemExit('refused')"]
         docker_client.containers.run(base, probe, network="bridge", remove=True)
         with pytest.raises(docker.errors.ContainerError):
             docker_client.containers.run(base, probe, network="ngc-offline", remove=True)
+    finally:
+        listener.remove(force=True)
 
 
 def test_offline_without_the_cache_fails_clearly_and_builds_nothing(
