@@ -10,10 +10,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ngc_builder.build.osbase import Strategy, ensure_os_image
+from ngc_builder.build.osbase import (
+    Strategy,
+    ensure_os_image,
+    locked_bootstrap,
+    obtain_os_image,
+)
 from ngc_builder.build.osrepro import locked_os_packages, os_packages
+from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
-from ngc_builder.errors import InputError, Problem
+from ngc_builder.errors import InputError, Problem, StepError
 from ngc_builder.files import write_atomic
 from ngc_builder.lock.diff import platform_changes, release_changes, summary
 from ngc_builder.lock.inputs import with_locked_os
@@ -57,7 +63,7 @@ def lock_command(options: LockOptions, engine: Engine | None = None) -> int:
     engine = engine or connect()
     _ensure_os_images(engine, loaded, plan, options.os_strategy)
     if options.only and previous is not None:
-        plan = _on_locked_os(engine, plan, previous, path)
+        plan = _on_locked_os(engine, loaded, plan, previous, path)
     lock = lock_release(loaded, plan, engine, _note, kept)
     lock = lock.model_copy(update={"os": _lock_os(engine, loaded, plan, previous, options.only)})
     lock = lock.model_copy(update={"platforms": lock_platforms(
@@ -86,17 +92,40 @@ def _ensure_os_images(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,
         ensure_os_image(engine, loaded.bases[base_name], ref, strategy, _note)
 
 
-def _on_locked_os(engine: Engine, plan: ReleasePlan, previous: ReleaseLock,
-                  path: Path) -> ReleasePlan:
+def _on_locked_os(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,
+                  previous: ReleaseLock, path: Path) -> ReleasePlan:
     """--only keeps the OS lock, so it resolves in the OS images made from that lock (a
-    release makes them): apt then locks, in the new layer, what it upgrades of the OS (a
-    newer libc6 that libc6-dev asks for). Without them, in the engine's OS images, if those
-    hold what the lock holds."""
+    release makes them, and so does this where the cache holds their .debs): apt then locks,
+    in the new layer, what it upgrades of the OS (a newer libc6 that libc6-dev asks for).
+    Without them, in the engine's OS images, if those hold what the lock holds."""
     locked = with_locked_os(plan, previous)
+    for name, ref in sorted(locked.os_refs.items()):
+        if name in previous.os and not image_exists(engine, ref):
+            _make_locked_os(engine, loaded, name, ref, previous.os[name])
     if all(image_exists(engine, ref) for ref in locked.os_refs.values()):
         return locked
     _require_locked_os(engine, plan, previous, path)
     return plan
+
+
+def _make_locked_os(engine: Engine, loaded: LoadedRelease, name: str, ref: str,
+                    entry: OsLock) -> None:
+    """The OS image from the lock's .debs in the package cache, as a release makes it (a
+    machine that never released this lock, or pruned its OS images, has none). Where the cache
+    lacks a .deb it is not made here: the drift check then decides."""
+    root = default_root()
+    if not root.is_dir():
+        return
+    cache = open_cache(root)
+    if not all(cache.deb_path(package).is_file() for package in entry.apt):
+        _note(f"{ref}: not on this engine, and the cache lacks some of its .debs")
+        return
+    _note(f"making {ref} from the OS lock's .debs in the cache")
+    try:
+        obtain_os_image(engine, loaded.bases[name], ref, "bootstrap", _note,
+                        locked=locked_bootstrap(entry, cache.deb_path))
+    except StepError as exc:
+        _note(f"{ref}: could not be made from the lock: {exc.step}: {exc.message}")
 
 
 def _require_locked_os(engine: Engine, plan: ReleasePlan, previous: ReleaseLock,

@@ -6,9 +6,15 @@ libc6-dev deb13u5 without the libc6 it needs, and the build's closure check refu
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from ngc_builder.cache.store import open_cache
+from ngc_builder.commands import lock
 from ngc_builder.commands.lock import os_drift
+from ngc_builder.lock.models import OsLock
 from tests.unit.locks import deb
 
 pytestmark = pytest.mark.unit
@@ -27,3 +33,56 @@ def test_each_package_at_another_version_is_named_with_the_version_held() -> Non
     held = [("libc6", "2.41-12+deb13u5", "amd64"), ("libc-bin", "2.41-12+deb13u5", "amd64"),
             ("bash", "5.2", "amd64")]
     assert os_drift(locked, held) == ["libc-bin 2.41-12+deb13u5", "libc6 2.41-12+deb13u5"]
+
+
+class Made:
+    """What `_make_locked_os` asked of the OS-image step."""
+
+    def __init__(self) -> None:
+        self.refs: list[str] = []
+
+    def __call__(self, engine: Any, base: Any, ref: str, strategy: str, sink: Any,
+                 locked: Any = None) -> tuple[str, str]:
+        assert strategy == "bootstrap" and locked is not None  # from the lock, never pulled
+        self.refs.append(ref)
+        return "sha256:made", "locked trixie"
+
+
+class Loaded:
+    def __init__(self) -> None:
+        self.bases = {"debian-trixie": object()}
+
+
+def cache_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *present: str) -> OsLock:
+    """An OS lock of two .debs, of which `present` are in a fresh package cache."""
+    monkeypatch.setenv("NGC_CACHE_DIR", str(tmp_path / "cache"))
+    cache = open_cache(tmp_path / "cache")
+    entry = OsLock(suite="trixie", epoch=1, apt=[deb("libc6", "2.41"), deb("bash", "5.2")])
+    for package in entry.apt:
+        if package.name in present:
+            cache.deb_path(package).parent.mkdir(parents=True, exist_ok=True)
+            cache.deb_path(package).write_bytes(b"deb")
+    return entry
+
+
+def test_a_missing_locked_os_image_is_made_from_the_debs_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A machine that never released this lock (or pruned its OS images) has no such image;
+    a bump's `lock --only` used to refuse there, on a drifted plain OS image."""
+    entry = cache_with(tmp_path, monkeypatch, "libc6", "bash")
+    made = Made()
+    monkeypatch.setattr(lock, "obtain_os_image", made)
+    lock._make_locked_os(object(), Loaded(), "debian-trixie", "ngc-local/os:13-k", entry)  # type: ignore[arg-type]
+    assert made.refs == ["ngc-local/os:13-k"]
+
+
+def test_without_every_deb_in_the_cache_nothing_is_made_and_the_drift_check_decides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    entry = cache_with(tmp_path, monkeypatch, "libc6")
+    made = Made()
+    monkeypatch.setattr(lock, "obtain_os_image", made)
+    lock._make_locked_os(object(), Loaded(), "debian-trixie", "ngc-local/os:13-k", entry)  # type: ignore[arg-type]
+    assert made.refs == []
+    assert "the cache lacks some of its .debs" in capsys.readouterr().err
