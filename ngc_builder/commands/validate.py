@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import EngineError, InputError, Problem, StepError
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model, load_release
-from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.manifest.models import NAME_RE, RELEASE_RE
 from ngc_builder.manifest.site import slurm_site
 from ngc_builder.pipeline.interrupt import stop_signals_raise
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
@@ -40,8 +39,6 @@ from ngc_builder.validate.junit import write_junit
 from ngc_builder.validate.node import framework_folder, run_framework
 from ngc_builder.validate.slurm import validate_on_slurm
 from ngc_builder.validate.srun import Worker, workers_for
-
-FOLDER_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -178,8 +175,8 @@ def _srun_workers(labels: dict[str, str], root: Path) -> tuple[Worker, ...]:
     """The two-process jobs to launch under srun too: the image's CUDA stack and framework
     as its labels (or the release) name them, the probes from this checkout's folder."""
     name = labels.get(f"{LABEL_PREFIX}.framework")
-    # A label is the image's say: only a plain folder name is looked up in this checkout.
-    folder = root / "frameworks" / name if name and FOLDER_NAME_RE.fullmatch(name) else None
+    # A label is the image's say: only a manifest name (one plain folder) is looked up here.
+    folder = root / "frameworks" / name if name and NAME_RE.fullmatch(name) else None
     modules = {path.name: path.read_text(encoding="utf-8") for path in probe_modules(folder)
                if path.is_file()} if folder is not None and folder.is_dir() else {}
     return workers_for(bool(labels.get(f"{LABEL_PREFIX}.stack")), name, modules)

@@ -14,7 +14,8 @@ import pytest
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.unit
-NO_MARKER = "def test_plain():\n    assert 1 + 1 == 2\n"
+NO_MARKER = ("def test_plain(request):\n"
+             "    assert request.node.get_closest_marker('unit') is not None\n")
 LACKS_ROOT = ("import pytest\n\npytestmark = pytest.mark.unit\n\n\n"
               "def test_root_only():\n    pytest.skip('switching UID needs root')\n")
 HONEST_SKIP = ("import pytest\n\npytestmark = pytest.mark.unit\n\n\n"
