@@ -113,10 +113,14 @@ def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: P
               help="Folder for one Dockerfile + build context per image.")
 @ROOT
 @OFFLINE
+@click.option("--one-install-layer", is_flag=True,
+              help="Each image's wheels in one layer, as rendered before the split into "
+                   "layers per family (the benchmark's naive baseline; never released).")
 @JSON
-def render(manifest: Path, out: Path, root: Path | None, offline: bool, as_json: bool) -> None:
+def render(manifest: Path, out: Path, root: Path | None, offline: bool,
+           one_install_layer: bool, as_json: bool) -> None:
     """Render Dockerfiles and build contexts (byte-identical for the same input)."""
-    options = RenderOptions(manifest, out, root, offline, as_json)
+    options = RenderOptions(manifest, out, root, offline, as_json, one_install_layer)
     sys.exit(guarded(lambda: render_command(options), options.as_json))
 
 

@@ -38,21 +38,29 @@ def platform_context(rendered: RenderedImage, folder: Path, locked: ImageLock,
     if rendered.spec.kind == "base":
         entries = copy_venv(stage.engine, stage.image, target / VENV_TAR, name)
         sink(f"{rendered.platform}: the venv of {stage.image[:19]} ({entries} entries)")
-    elif locked.pip:
-        _install(rendered, locked, stage, target / VENV_TAR, sink)
+    else:
+        for tar, names in rendered.venv_tars.items():
+            wheels = [package for package in locked.pip if package.name in names]
+            _install(rendered, wheels, stage, target / tar, sink)
     return target
 
 
-def _install(rendered: RenderedImage, locked: ImageLock, stage: HostStage, tar: Path,
+def context_tars(rendered: RenderedImage) -> list[str]:
+    """The tars `platform_context` writes into the context: GBs for a CUDA stack, removed
+    once the image is built."""
+    return [VENV_TAR] if rendered.spec.kind == "base" else list(rendered.venv_tars)
+
+
+def _install(rendered: RenderedImage, wheels: list[PipPackage], stage: HostStage, tar: Path,
              sink: LineSink) -> None:
     name = rendered.spec.name
     started = time.monotonic()
     try:
-        done = install_wheels(locked.pip, stage.wheel_path, stage.tree, tar)
+        done = install_wheels(wheels, stage.wheel_path, stage.tree, tar)
     except WheelError as exc:
         raise StepError(name, f"install {rendered.platform}", str(exc)) from None
     compiled = compile_natively(stage.engine, stage.image, tar,
                                 stage.tree.site_packages.as_posix(), stage.tree.epoch, name)
-    sink(f"{rendered.platform}: {done.wheels} wheel(s) installed and {compiled} .pyc compiled "
-         f"on the build host ({done.files} files, {done.bytes / 1e6:.0f} MB) in "
+    sink(f"{rendered.platform}: {tar.name}: {done.wheels} wheel(s) installed and {compiled} "
+         f".pyc compiled on the build host ({done.files} files, {done.bytes / 1e6:.0f} MB) in "
          f"{time.monotonic() - started:.1f} s")

@@ -100,11 +100,11 @@ def _debs_by_mirror(loaded: LoadedRelease, specs: list[ImageSpec],
     groups: dict[str, list[AptPackage]] = {}
     for base_name, debs in _debs_by_base(specs, lock):
         if debs:
-            groups.setdefault(_mirror(loaded, base_name), []).extend(debs)
+            groups.setdefault(base_mirror(loaded, base_name), []).extend(debs)
     return groups
 
 
-def _mirror(loaded: LoadedRelease, base_name: str) -> str:
+def base_mirror(loaded: LoadedRelease, base_name: str) -> str:
     bootstrap = loaded.bases[base_name].bootstrap
     mirror = (bootstrap.mirror if bootstrap is not None else None) or host_debian_mirror()
     if mirror is None:

@@ -17,6 +17,8 @@ from ngc_builder.build.osbase import (
     obtain_os_image,
 )
 from ngc_builder.build.osrepro import locked_os_packages, os_packages
+from ngc_builder.cache.fetch import fetch_debs
+from ngc_builder.cache.fill import base_mirror
 from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import InputError, Problem, StepError
@@ -110,22 +112,25 @@ def _on_locked_os(engine: Engine, loaded: LoadedRelease, plan: ReleasePlan,
 
 def _make_locked_os(engine: Engine, loaded: LoadedRelease, name: str, ref: str,
                     entry: OsLock) -> None:
-    """The OS image from the lock's .debs in the package cache, as a release makes it (a
-    machine that never released this lock, or pruned its OS images, has none). Where the cache
-    lacks a .deb it is not made here: the drift check then decides."""
-    root = default_root()
-    if not root.is_dir():
-        return
-    cache = open_cache(root)
-    if not all(cache.deb_path(package).is_file() for package in entry.apt):
-        _note(f"{ref}: not on this engine, and the cache lacks some of its .debs")
-        return
-    _note(f"making {ref} from the OS lock's .debs in the cache")
+    """The OS image from the lock's .debs, as a release makes it (a machine that never
+    released this lock, or pruned its OS images, has none): those the package cache lacks are
+    fetched first, hash-checked, from the base's mirror. Where one cannot be had (the mirror
+    dropped that version) it is not made here: the drift check then decides."""
     try:
+        cache = open_cache(default_root())
+        if cache.missing_debs(entry.apt):
+            fetch_debs(cache, base_mirror(loaded, name), entry.apt, _note)
+        _note(f"making {ref} from the OS lock's .debs in the cache")
         obtain_os_image(engine, loaded.bases[name], ref, "bootstrap", _note,
                         locked=locked_bootstrap(entry, cache.deb_path))
-    except StepError as exc:
-        _note(f"{ref}: could not be made from the lock: {exc.step}: {exc.message}")
+    except (StepError, InputError, OSError) as exc:
+        _note(f"{ref}: could not be made from the lock: {_why_not(exc)}")
+
+
+def _why_not(exc: Exception) -> str:
+    if isinstance(exc, StepError):
+        return f"{exc.step}: {exc.message}"
+    return str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
 
 
 def _require_locked_os(engine: Engine, plan: ReleasePlan, previous: ReleaseLock,

@@ -20,10 +20,12 @@ class RenderOptions:
     root: Path | None = None
     offline: bool = False
     as_json: bool = False
+    one_install_layer: bool = False
 
 
 def render_command(options: RenderOptions) -> int:
-    prepared = prepare(options.manifest, options.root, stack_check=not options.offline)
+    prepared = prepare(options.manifest, options.root, stack_check=not options.offline,
+                       split=not options.one_install_layer)
     try:
         written = [str(path) for path in write_all(prepared.rendered, options.out)]
     except OSError as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.pipeline.run import Run
 from ngc_builder.plan.dag import ImageSpec
@@ -65,8 +66,8 @@ def outcome_fields(outcome: ValidationOutcome, mode: str, image_id: str | None) 
         "image_id": image_id, "gpu_mode": mode, "summary": report.summary,
         "reused": False, "slurm_job": str(job) if job is not None else None,
         "failed_checks": [c.id for c in report.failed()], "report": str(outcome.json_path),
-        "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "error": None,
-        "tiers": tier_verdicts(report)}
+        "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "ended": now(),
+        "error": None, "tiers": tier_verdicts(report)}
 
 
 def _record_baselines(run: Run, spec: ImageSpec, report: RunReport) -> None:

@@ -160,7 +160,7 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
 def _record_build(record: ImageRecord, outcome: BuildOutcome) -> None:
     record.build.status = "ok"
     record.build.image_id = outcome.image_id
-    record.build.seconds = round(outcome.seconds, 1)
+    record.build.seconds, record.build.ended = round(outcome.seconds, 1), now()
     record.build.size_bytes = outcome.size_bytes
 
 def validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
@@ -224,7 +224,8 @@ def push(run: Run, spec: ImageSpec, record: ImageRecord) -> str:
         raise
     record.push = record.push.model_copy(update={
         "status": "ok", "ref": outcome.ref, "digest": digest, "image_id": image_id,
-        "seconds": round(outcome.seconds, 1), "error": None, "reused": not outcome.pushed})
+        "seconds": round(outcome.seconds, 1), "ended": now(), "error": None,
+        "reused": not outcome.pushed})
     run.state.save()
     return digest
 

@@ -12,7 +12,7 @@ release notes say why.
 from __future__ import annotations
 
 from ngc_builder.build.image import build_image
-from ngc_builder.build.platform import HostStage, platform_context
+from ngc_builder.build.platform import HostStage, context_tars, platform_context
 from ngc_builder.build.wheel_install import VenvTree
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError
@@ -30,7 +30,6 @@ from ngc_builder.records.record import (
     PlatformRecord,
     ValidationRecord,
 )
-from ngc_builder.render.installs import VENV_TAR
 from ngc_builder.services.engine import KEY_LABEL, find_built
 from ngc_builder.validate.image import validate_image
 
@@ -114,14 +113,15 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, labels: dict[str,
     run.ui.step(spec.name, f"building {rendered.local_ref} ({rendered.platform})")
     stage = HostStage(engine, record.build.image_id or "", inputs.wheel_path,
                       VenvTree(inputs.pythons[spec.base], inputs.lock.os[spec.base].epoch))
-    folder = platform_context(rendered, run.inputs.context_dir,
-                              inputs.lock.images.get(spec.name) or ImageLock(inputs={}),
-                              stage, sink)
+    folder = run.inputs.context_dir / rendered.folder_name
     try:
+        platform_context(rendered, run.inputs.context_dir,
+                         inputs.lock.images.get(spec.name) or ImageLock(inputs={}), stage, sink)
         outcome = build_image(engine, rendered, folder, labels, sink,
                               nocache=run.policy.no_cache, network=run.network_for(spec.name))
     finally:  # the layer's installed wheels, GBs for a CUDA stack: made again when needed
-        (folder / VENV_TAR).unlink(missing_ok=True)
+        for tar in context_tars(rendered):
+            (folder / tar).unlink(missing_ok=True)
     return outcome.image_id, round(outcome.seconds, 1), outcome.size_bytes
 
 

@@ -65,7 +65,7 @@ def fresh_lock(loaded: LoadedRelease, plan: ReleasePlan) -> ReleaseLock:
 
 
 def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = None,
-            only: Sequence[str] = (), stack_check: bool = True) -> Prepared:
+            only: Sequence[str] = (), stack_check: bool = True, split: bool = True) -> Prepared:
     loaded = load_release(manifest, root)
     plan = plan_release(loaded, registry)
     unknown = [name for name in only if name not in {i.name for i in plan.images}]
@@ -77,8 +77,8 @@ def prepare(manifest: Path, root: Path | None, *, registry: Registry | None = No
     plan = with_locked_os(plan, lock)
     revision = project_revision(loaded.root)
     shipped = sorted({p for spec in plan.images for p in others(spec.platforms)})
-    return Prepared(loaded, plan, lock, render_release(loaded, plan, lock), revision,
-                    {p: render_platform(loaded, plan, lock, p) for p in shipped})
+    return Prepared(loaded, plan, lock, render_release(loaded, plan, lock, split), revision,
+                    {p: render_platform(loaded, plan, lock, p, split=split) for p in shipped})
 
 
 def require_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,

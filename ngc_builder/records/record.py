@@ -27,6 +27,7 @@ class BuildRecord(BaseModel):
     image_id: str | None = None
     created: str | None = None
     seconds: float | None = None
+    ended: str | None = None  # when: with `seconds`, the step on the run's timeline
     size_bytes: int | None = None
     error: str | None = None
     log: str | None = None
@@ -50,6 +51,7 @@ class ValidationRecord(BaseModel):
     report: str | None = None
     junit: str | None = None
     seconds: float | None = None
+    ended: str | None = None  # when: with `seconds`, the step on the run's timeline
     error: str | None = None
     reused: bool = False
     slurm_job: str | None = None  # validated as this job of the site's cluster
@@ -62,6 +64,7 @@ class PushRecord(BaseModel):
     host_digest: Digest | None = None  # then: the build host platform's own manifest in it
     image_id: str | None = None
     seconds: float | None = None
+    ended: str | None = None  # when: with `seconds`, the step on the run's timeline
     error: str | None = None
     reused: bool = False
     promoted: list[str] = Field(default_factory=list)

@@ -7,7 +7,7 @@ import hashlib
 import shutil
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import jinja2
@@ -30,7 +30,9 @@ from ngc_builder.render.installs import (
     VENV_TAR,
     apt_install,
     expect_json,
+    own_wheels,
     requirements_lock,
+    venv_tars,
     wheel_install,
 )
 from ngc_builder.validate.hostrun import probe_modules
@@ -48,7 +50,8 @@ class RenderedImage:
     spec: ImageSpec
     dockerfile: str
     files: dict[str, bytes]
-    platform: str = HOST_PLATFORM  # another platform's render ADDs a venv tar (installs.py)
+    platform: str = HOST_PLATFORM  # another platform's render ADDs venv tars (installs.py)
+    venv_tars: dict[str, list[str]] = field(default_factory=dict)  # tar -> its wheels' names
 
     @property
     def folder_name(self) -> str:
@@ -123,16 +126,18 @@ def environment(root: Path) -> jinja2.Environment:
 
 
 def render_release(
-    loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock
+    loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock, split: bool = True,
 ) -> list[RenderedImage]:
-    """Every image installing exactly what `lock` names (checked fresh by the caller)."""
+    """Every image installing exactly what `lock` names (checked fresh by the caller);
+    `split=False` renders each install as one layer (render/installs.py): the benchmark's
+    naive baseline, never a release's."""
     env = environment(loaded.root)
     done: dict[str, RenderedImage] = {}
     for spec in plan.images:
         parent_ref = plan.os_ref(spec) if spec.parent is None else done[spec.parent].local_ref
         locked = lock.for_image(spec.name) or ImageLock(inputs={})
         try:
-            done[spec.name] = render_image(env, loaded, spec, parent_ref, locked)
+            done[spec.name] = render_image(env, loaded, spec, parent_ref, locked, split=split)
         except TEMPLATE_ERRORS as exc:
             raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
     return list(done.values())
@@ -172,11 +177,13 @@ def _shown(filename: str | None, root: Path) -> str:
 def render_image(
     env: jinja2.Environment, loaded: LoadedRelease, spec: ImageSpec, parent_ref: str,
     locked: ImageLock, platform: str = HOST_PLATFORM, emulated: bool = False,
+    split: bool = True,
 ) -> RenderedImage:
     """`emulated`: another platform's image installed as the host's is, everything run
     emulated (pip, venv): the benchmark's baseline, never a release's."""
     context = {"release": loaded.release.release, "parent_ref": parent_ref,
-               "base": loaded.bases[spec.base], "platform": platform, "emulated": emulated}
+               "base": loaded.bases[spec.base], "platform": platform, "emulated": emulated,
+               "split": split, "pinned": pinned_wheels(spec, loaded, locked)}
     if spec.kind == "base":
         rendered = _render_base(env, spec, context, loaded, locked)
     elif spec.kind == "cuda":
@@ -185,7 +192,9 @@ def render_image(
         rendered = RenderedImage(spec, *devel_parts(env, spec, context, loaded, locked))
     else:
         rendered = _render_framework(env, spec, context, loaded, locked)
-    return replace(rendered, platform=platform)
+    tars = {} if spec.kind == "base" or platform == HOST_PLATFORM or emulated else \
+        venv_tars(locked.pip, context)
+    return replace(rendered, platform=platform, venv_tars=tars)
 
 
 def _render_base(
@@ -260,6 +269,22 @@ def _render_framework(
                                                                    str(context["platform"]))),
         environment=env_instruction(variables))
     return RenderedImage(spec, text, files)
+
+
+def pinned_wheels(spec: ImageSpec, loaded: LoadedRelease, locked: ImageLock) -> dict[str, str]:
+    """The wheels the manifest names for this image, at their versions: a stack's, its devel
+    wheels, or a framework's own release (render/installs.py: each set of them sharing a
+    version is one layer)."""
+    if spec.kind == "cuda" and spec.stack is not None:
+        return dict(loaded.release.cuda_stacks[spec.stack].wheels)
+    if spec.kind == "devel" and spec.stack is not None:
+        return dict(loaded.release.cuda_stacks[spec.stack].devel_wheels)
+    if spec.entry is None:
+        return {}
+    entry = spec.entry
+    framework = loaded.frameworks[entry.framework].spec
+    return own_wheels(locked.pip, [line.replace("{version}", entry.version) for line in
+                                   framework.requirements[entry.variant] if "{version}" in line])
 
 
 def probe_files(probe: Path) -> dict[str, bytes]:

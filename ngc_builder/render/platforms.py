@@ -28,7 +28,8 @@ def platform_os_refs(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock
 
 
 def render_platform(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
-                    platform: str, emulated: bool = False) -> list[RenderedImage]:
+                    platform: str, emulated: bool = False,
+                    split: bool = True) -> list[RenderedImage]:
     """The images of `plan` that ship `platform`, parents first (`emulated`: installed as
     on the host platform, all of it emulated; bench/arm64_vs_amd64.py compares)."""
     env = environment(loaded.root)
@@ -43,7 +44,7 @@ def render_platform(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
         try:
             done[spec.name] = render_image(env, loaded, spec, parent_ref,
                                            locked.get(spec.name) or ImageLock(inputs={}),
-                                           platform, emulated)
+                                           platform, emulated, split)
         except TEMPLATE_ERRORS as exc:
             raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
     return list(done.values())

@@ -66,6 +66,20 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
     assert parse_registry(ci_release.registry).manifest_digest("broken", TAG) is None
 
 
+def test_the_framework_own_wheels_are_a_layer_of_their_own(
+    ci_release: ReleaseRun, docker_client: Any
+) -> None:
+    """jax and jaxlib (the framework's own release) in one layer, numpy and scipy in the
+    layer of the whole lock after it: two big layers, which the engine gzips side by side."""
+    image_id = ci_release.record["images"]["jax"]["build"]["image_id"]
+    steps = {(entry["CreatedBy"] or ""): entry["Size"]
+             for entry in docker_client.api.history(image_id)}
+    family = next(size for step, size in steps.items() if "'jaxlib==0.12.0" in step)
+    rest = next(size for step, size in steps.items()
+                if "-r /opt/ngc/frameworks/jax/requirements.lock" in step)
+    assert family > 50_000_000 and rest > 20_000_000, steps  # jaxlib; scipy and numpy
+
+
 def test_record_is_on_disk(ci_release: ReleaseRun) -> None:
     saved = json.loads((ci_release.build_dir / "26.11" / "release.json").read_text())
     assert saved["images"]["jax"]["push"]["digest"] == (

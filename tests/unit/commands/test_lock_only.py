@@ -14,6 +14,7 @@ import pytest
 from ngc_builder.cache.store import open_cache
 from ngc_builder.commands import lock
 from ngc_builder.commands.lock import os_drift
+from ngc_builder.errors import StepError
 from ngc_builder.lock.models import OsLock
 from tests.unit.locks import deb
 
@@ -77,12 +78,38 @@ def test_a_missing_locked_os_image_is_made_from_the_debs_in_the_cache(
     assert made.refs == ["ngc-local/os:13-k"]
 
 
-def test_without_every_deb_in_the_cache_nothing_is_made_and_the_drift_check_decides(
+def test_the_debs_the_cache_lacks_are_fetched_then_the_image_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fresh machine (CI's): an empty cache, the lock's .debs still on the mirror."""
+    entry = cache_with(tmp_path, monkeypatch, "libc6")
+    fetched: list[list[str]] = []
+
+    def fetch(cache: Any, mirror: str, packages: Any, sink: Any) -> None:
+        missing = cache.missing_debs(packages)
+        fetched.append([package.name for package in missing])
+        for package in missing:  # what the download leaves: the file, hash-checked
+            cache.deb_path(package).parent.mkdir(parents=True, exist_ok=True)
+            cache.deb_path(package).write_bytes(b"deb")
+    made = Made()
+    monkeypatch.setattr(lock, "fetch_debs", fetch)
+    monkeypatch.setattr(lock, "base_mirror", lambda loaded, name: "http://mirror.test/debian")
+    monkeypatch.setattr(lock, "obtain_os_image", made)
+    lock._make_locked_os(object(), Loaded(), "debian-trixie", "ngc-local/os:13-k", entry)  # type: ignore[arg-type]
+    assert fetched == [["bash"]] and made.refs == ["ngc-local/os:13-k"]
+
+
+def test_a_deb_the_mirror_dropped_makes_nothing_and_the_drift_check_decides(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     entry = cache_with(tmp_path, monkeypatch, "libc6")
+
+    def fetch(*args: Any) -> None:
+        raise StepError("cache", "fetch bash=5.2", "404, the mirror no longer has this version")
     made = Made()
+    monkeypatch.setattr(lock, "fetch_debs", fetch)
+    monkeypatch.setattr(lock, "base_mirror", lambda loaded, name: "http://mirror.test/debian")
     monkeypatch.setattr(lock, "obtain_os_image", made)
     lock._make_locked_os(object(), Loaded(), "debian-trixie", "ngc-local/os:13-k", entry)  # type: ignore[arg-type]
     assert made.refs == []
-    assert "the cache lacks some of its .debs" in capsys.readouterr().err
+    assert "could not be made from the lock: fetch bash=5.2: 404" in capsys.readouterr().err

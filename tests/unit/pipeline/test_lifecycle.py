@@ -58,6 +58,15 @@ def test_everything_builds_validates_and_pushes(setup: Setup) -> None:
     assert saved.model_dump() == record.model_dump()
 
 
+def test_each_step_records_when_it_ended(setup: Setup) -> None:
+    record = setup.go()
+    assert record.finished is not None
+    for name in ALL:
+        image = record.images[name]
+        for step in (image.build, image.validation, image.push):
+            assert step.ended is not None and record.started <= step.ended <= record.finished
+
+
 def test_no_push_skips_tagging(setup: Setup) -> None:
     record = setup.go(push=False)
     assert setup.engine.calls_of("tag") == [] and setup.engine.calls_of("push") == []

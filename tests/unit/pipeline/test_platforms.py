@@ -109,28 +109,35 @@ def test_an_image_shipping_its_host_platform_alone_this_time_is_no_index(
     run.ui.close()
 
 
-@pytest.mark.parametrize("fails", [False, True])
+@pytest.mark.parametrize("fails", [None, "build", "context"])
 def test_an_arm64_build_s_venv_tar_goes_once_the_build_is_done(
         write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        fails: bool) -> None:
-    """The tar of a layer's wheels installed on the host is GBs for a CUDA stack (7.2 GB for
-    26.12's three arm64 layers): it is in the image once built, and made again for a rebuild."""
-    folder, seen = tmp_path / "context" / "jax.arm64", []
+        fails: str | None) -> None:
+    """The tars of a layer's wheels installed on the host are GBs for a CUDA stack (7.2 GB for
+    26.12's three arm64 layers): in the image once built, made again for a rebuild, and gone
+    too when the second tar's install fails after the first was written."""
+    folder, seen, tars = tmp_path / "context" / "jax.arm64", [], ("venv-1.tar", VENV_TAR)
 
     def context(*args: object) -> Path:
         folder.mkdir(parents=True)
-        (folder / VENV_TAR).write_bytes(b"the wheels, installed")
+        for tar in tars:
+            (folder / tar).write_bytes(b"the wheels, installed")
+            if fails == "context":
+                raise StepError("jax", "install linux/arm64", "wheel refused")
         return folder
 
     def build(*args: object, **kwargs: object) -> BuildOutcome:
-        seen.append((folder / VENV_TAR).is_file())
-        if fails:
+        seen.append(all((folder / tar).is_file() for tar in tars))
+        if fails == "build":
             raise StepError("jax", "build linux/arm64", "exit 1")
         return BuildOutcome("sha256:" + "c" * 64, 12.0, 1000)
     monkeypatch.setattr(platforms, "platform_context", context)
     monkeypatch.setattr(platforms, "build_image", build)
     run = _run(write_release, tmp_path, BOTH)
-    render: Any = SimpleNamespace(local_ref="ngc-local/jax:arm64", platform=ARM)
+    render: Any = SimpleNamespace(local_ref="ngc-local/jax:arm64", platform=ARM,
+                                  folder_name="jax.arm64",
+                                  spec=SimpleNamespace(kind="framework"),
+                                  venv_tars={"venv-1.tar": ["jax"], VENV_TAR: ["numpy"]})
     inputs = PlatformInputs({"jax": render}, PlatformLock(images={}, os={
         "debian-trixie": OsLock(suite="trixie", epoch=0, apt=[])}), {}, lambda _: tmp_path,
         {"debian-trixie": "3.13"})
@@ -139,5 +146,6 @@ def test_an_arm64_build_s_venv_tar_goes_once_the_build_is_done(
         platforms._build_new(run, run.inputs.plan.get("jax"), record, {}, inputs)
     except StepError:
         assert fails
-    assert seen == [True] and not (folder / VENV_TAR).exists()
+    assert seen == ([] if fails == "context" else [True])
+    assert folder.is_dir() and not any((folder / tar).exists() for tar in tars)
     run.ui.close()

@@ -40,10 +40,13 @@ def rendered(write_release: WriteRelease) -> tuple[dict[str, str], dict[str, str
 def test_arm64_layers_add_the_host_installed_venv_and_run_only_the_lock_check(
         write_release: WriteRelease) -> None:
     host, arm, _ = rendered(write_release)
-    assert "ADD venv.tar /\nRUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/jax/" \
-        "requirements.lock" in arm["jax"]
+    # a tar per family of wheels released together (here jax's own, and nothing else), as
+    # the host platform's install layers (test_installs.py: the rest in venv.tar)
+    assert "ADD venv-1.tar /\nCOPY requirements.txt requirements.lock /opt/ngc/frameworks/" \
+        "jax/\nRUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/jax/requirements.lock" \
+        in arm["jax"]
     assert "pip install" not in arm["jax"] and "pip install" in host["jax"]
-    assert "ADD venv.tar /" in arm["cuda-cu13"] and "ldconfig" in arm["cuda-cu13"]
+    assert "ADD venv-2.tar /" in arm["cuda-cu13"] and "ldconfig" in arm["cuda-cu13"]
     assert "ADD venv.tar /" in arm["base"] and "python3 -m venv" not in arm["base"]
     assert "ADD " not in host["jax"] and "RUN python3 -m venv /opt/venv" in host["base"]
 

@@ -3,6 +3,10 @@
 # Layer 2: Caffe2 1.10.2 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:layer-<digest>
 
+RUN printf '%s\n' \
+    'torch==1.10.2 --hash=sha256:fbaf18c1b3e0b31af194a9d853e3739464cf982d279df9d34dd18f1c2a471878' \
+  | pip install --no-cache-dir --no-deps --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /dev/stdin
+
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/caffe2/
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/caffe2/requirements.lock \
  && python -m ngc_runner.lockcheck /opt/ngc/frameworks/caffe2/requirements.lock

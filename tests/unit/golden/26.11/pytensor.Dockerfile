@@ -3,6 +3,10 @@
 # Layer 2: PyTensor 3.3.7 on debian-trixie, with no CUDA stack.
 FROM ngc-local/base:layer-<digest>
 
+RUN printf '%s\n' \
+    'pytensor==3.3.7 --hash=sha256:f827a19d3ee7adc20e7c51ce4edd4ca70bf69dfdc306405e1c96cce79419c383' \
+  | pip install --no-cache-dir --no-deps --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /dev/stdin
+
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/pytensor/
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/pytensor/requirements.lock \
  && python -m ngc_runner.lockcheck /opt/ngc/frameworks/pytensor/requirements.lock \

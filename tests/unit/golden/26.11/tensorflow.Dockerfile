@@ -3,6 +3,10 @@
 # Layer 3: TensorFlow 2.21.0 on CUDA stack cu12.
 FROM ngc-local/cuda-cu12:layer-<digest>
 
+RUN printf '%s\n' \
+    'tensorflow==2.21.0 --hash=sha256:e9d8da8dcab9650efb45f032ba70af2f016f907e6e0c6bda29dd101bba945406' \
+  | pip install --no-cache-dir --no-deps --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /dev/stdin
+
 COPY requirements.txt requirements.lock /opt/ngc/frameworks/tensorflow/
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/frameworks/tensorflow/requirements.lock \
  && python -m ngc_runner.lockcheck /opt/ngc/frameworks/tensorflow/requirements.lock
