@@ -7,9 +7,11 @@ of wheels released together, render/installs.py). Each side then, in turn:
 - `docker push` into a fresh registry of its own that already holds the base (pushed there
   first, not timed), as in a release, where the base is pushed before the stack: the timed push
   compresses and uploads the stack's own layers only;
-- `docker rmi`, then `docker pull` of the same tag: the stack's layers only (the base's stay).
-Prints each side's build, push and pull time, its layer count and its registry bytes, and the
-split/single ratios; writes JSON.
+- once every side is pushed and no stack image is left on the engine, `docker pull` of its tag:
+  the stack's layers only (the base's stay).
+The split image is pushed a second time the same way, through ngc-builder's registry-API push
+(`NGC_PUSH_WITH=api`: gzip level 1 on every core). Prints each side's build, push and pull
+time, its layer count and its registry bytes, and the ratios to the single layer; writes JSON.
 
 Usage (on a machine where `make engine` runs): .venv/bin/python bench/stack_layers.py
 """
@@ -21,6 +23,7 @@ import json
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.release_vs_naive import CLI, disk_bytes, registry, serve_cache, sh  # noqa: E402
+from ngc_builder.publish.layer_memo import LayerMemo  # noqa: E402
+from ngc_builder.publish.upload import upload_image  # noqa: E402
+from ngc_builder.services.engine import connect  # noqa: E402
+from ngc_builder.services.registry import parse_registry  # noqa: E402
 
 STACK = "cuda-cu13"
 SIDES = {"single": ("--one-install-layer",), "split": ()}
@@ -66,16 +73,40 @@ def layers(tag: str) -> int:
     return len(inspected[0]["RootFS"]["Layers"])
 
 
-def push_and_pull(tag: str, base: str, address: str) -> dict[str, float]:
+def push(tag: str, base: str, address: str, work: Path, api: bool = False) -> float:
+    """The stack's push into a registry that already holds its base (pushed first, not
+    timed), as in a release."""
     remote_base, remote = f"{address}/base:bench", f"{address}/stack:bench"
     for local, target in ((base, remote_base), (tag, remote)):
         sh("docker", "tag", local, target)
-    sh("docker", "push", "-q", remote_base)
-    push = timed("docker", "push", "-q", remote)
-    sh("docker", "rmi", tag, remote)  # the stack's own layers go; the base's stay (its tags)
-    pull = timed("docker", "pull", "-q", remote)
+    if api:  # the base through the API too, so its layers are known and only mounted
+        api_push(base, "base", [], address, work)
+        seconds = api_push(tag, "stack", ["base"], address, work)
+    else:
+        sh("docker", "push", "-q", remote_base)
+        seconds = timed("docker", "push", "-q", remote)
     sh("docker", "rmi", remote, remote_base)
-    return {"push_s": push, "pull_s": pull}
+    return seconds
+
+
+def pull(address: str) -> float:
+    """With no stack image left on the engine: only the stack's layers come down."""
+    remote = f"{address}/stack:bench"
+    seconds = timed("docker", "pull", "-q", remote)
+    sh("docker", "rmi", remote)
+    return seconds
+
+
+def api_push(tag: str, name: str, sources: list[str], address: str, work: Path) -> float:
+    """ngc-builder's push through the registry API (NGC_PUSH_WITH=api): the image exported
+    from the engine, its missing layers gzipped at level 1 on every core (publish/gzip.py),
+    the layers of `sources` mounted."""
+    engine = connect()
+    image_id = engine.api.inspect_image(tag)["Id"]
+    started = time.monotonic()
+    upload_image(engine.api, parse_registry(address), name, image_id, "bench", sources,
+                 LayerMemo(work / "layers.json"), lambda line: None)
+    return time.monotonic() - started
 
 
 def run(work: Path) -> dict[str, Any]:
@@ -86,10 +117,21 @@ def run(work: Path) -> dict[str, Any]:
     for side in SIDES:
         tag, build_s = build_side(manifest, work, side, cache)
         figures[side] = {"build_s": build_s, "layers": layers(tag)}
+    # The split image once more, pushed through the registry API.
+    sides = {**{side: f"ngc-bench/stack:{side}" for side in SIDES},
+             "split-api": "ngc-bench/stack:split"}
+    figures["split-api"] = dict(figures["split"])
     base = base_ref(work)
-    for port, side in enumerate(SIDES, start=5081):
-        with registry(port, work / f"registry-{side}") as address:
-            figures[side].update(push_and_pull(f"ngc-bench/stack:{side}", base, address))
+    with ExitStack() as registries:
+        addresses = {side: registries.enter_context(registry(port, work / f"registry-{side}"))
+                     for port, side in enumerate(sides, start=5081)}
+        for side, tag in sides.items():
+            figures[side]["push_s"] = push(tag, base, addresses[side], work,
+                                           api=side == "split-api")
+        sh("docker", "rmi", *{tag for tag in sides.values()})  # the base's layers stay
+        for side in sides:
+            figures[side]["pull_s"] = pull(addresses[side])
+    for side in sides:
         figures[side]["registry_bytes"] = disk_bytes(work / f"registry-{side}")
     return figures
 
@@ -99,9 +141,12 @@ def summary(figures: dict[str, Any]) -> str:
     rows = [f"{side:7} {f['layers']:3d} layers  build {f['build_s']:6.1f} s  push "
             f"{f['push_s']:6.1f} s  pull {f['pull_s']:6.1f} s  registry "
             f"{f['registry_bytes'] / 1e9:.2f} GB" for side, f in figures.items()]
+    api = figures["split-api"]
     return "\n".join([*rows, f"split/single: push {split['push_s'] / single['push_s']:.2f} "
                       f"(target <= 0.5), pull {split['pull_s'] / single['pull_s']:.2f}, build "
-                      f"{split['build_s'] / single['build_s']:.2f}"])
+                      f"{split['build_s'] / single['build_s']:.2f}",
+                      f"split-api/single: push {api['push_s'] / single['push_s']:.2f}, pull "
+                      f"{api['pull_s'] / single['pull_s']:.2f}"])
 
 
 def main() -> int:
