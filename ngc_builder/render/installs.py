@@ -117,7 +117,7 @@ def apt_install(packages: list[AptPackage], requested: list[str]) -> str | None:
 def venv_tars(packages: list[PipPackage], context: dict[str, object]) -> dict[str, list[str]]:
     """Another platform's tars, each of the wheels it installs: a tar per family (unless the
     render is one install layer), then the rest; none empty."""
-    split = families(packages, _pinned(context)) if context.get("split", True) else []
+    split = _split(packages, context)
     tars = {f"venv-{number}.tar": [package.name for package in family]
             for number, family in enumerate(split, start=1)}
     in_family = {name for names in tars.values() for name in names}
@@ -125,10 +125,11 @@ def venv_tars(packages: list[PipPackage], context: dict[str, object]) -> dict[st
     return {**tars, VENV_TAR: rest} if rest else tars
 
 
-def _pinned(context: dict[str, object]) -> Mapping[str, str]:
+def _split(packages: list[PipPackage], context: dict[str, object]) -> list[list[PipPackage]]:
+    """The families of `context["pinned"]`, none when the render is one install layer."""
     pinned = context.get("pinned") or {}
     assert isinstance(pinned, Mapping)
-    return pinned
+    return families(packages, pinned) if context.get("split", True) else []
 
 
 def wheel_install(lock_file: str, packages: list[PipPackage],
@@ -137,7 +138,7 @@ def wheel_install(lock_file: str, packages: list[PipPackage],
     families of `context["pinned"]`; none when `context` asks for one install layer, the
     benchmark's baseline) and `unpacked` (the venv tars it ADDs first, if any)."""
     if context["platform"] == HOST_PLATFORM or context.get("emulated"):
-        split = families(packages, _pinned(context)) if context.get("split", True) else []
+        split = _split(packages, context)
         return {"pip_install": pip_install(lock_file, packages), "unpacked": [],
                 "install_layers": [family_install(family) for family in split]}
     return {"pip_install": unpacked_install(lock_file), "install_layers": [],
