@@ -3,7 +3,10 @@ two-platform lock (data/releases/ci-arm64.*): the arm64 OS from its lock, each l
 installed and compiled on the host platform, only maintainer scripts and the lock check
 emulated. The images are arm64 through and through: the engine says so, `uname -m` in them
 says aarch64, JAX computes, pip finds nothing broken and the bytecode is valid. Each platform's
-time is printed side by side (docs/multiarch.md has the figures)."""
+time is printed side by side (docs/multiarch.md has the figures).
+
+`make test-extended`: CI's two-platform path is `test_arm64_release.py`, the same images built,
+validated emulated, pushed as one index and pulled through `release` (docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ from ngc_builder.services.registry import parse_registry
 from tests.conftest import DATA
 from tests.integration.conftest import REGISTRY_HOST, ci_project
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.extended]
 
 ARM = "linux/arm64"
 SMOKE = ("import importlib.util, os, platform, struct, jax, jax.numpy as jnp\n"

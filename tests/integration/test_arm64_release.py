@@ -151,6 +151,7 @@ def arm64_fails(locked_trixie_os: str, tmp_path_factory: pytest.TempPathFactory)
                     f"{REGISTRY_HOST}/armfail-{secrets.token_hex(4)}")
 
 
+@pytest.mark.extended  # a second two-platform path; CI keeps `released` (docs/testing.md)
 def test_a_failed_arm64_validation_keeps_the_whole_image_out(arm64_fails: ReleaseRun) -> None:
     assert arm64_fails.code == 1, arm64_fails.stderr[-3000:]
     record = arm64_fails.record["images"]["amd64only"]
@@ -170,6 +171,7 @@ def test_a_failed_arm64_validation_keeps_the_whole_image_out(arm64_fails: Releas
     assert not [ref for ref in local if ref.startswith(f"{arm64_fails.registry}/amd64only:")]
 
 
+@pytest.mark.extended  # a second two-platform path; CI keeps `released` (docs/testing.md)
 def test_an_optional_platform_that_fails_is_left_out_and_the_release_says_so(
         arm64_fails: ReleaseRun) -> None:
     record = arm64_fails.record["images"]["amd64only-optional"]
@@ -192,6 +194,7 @@ def test_an_optional_platform_that_fails_is_left_out_and_the_release_says_so(
         in notes.read_text()
 
 
+@pytest.mark.extended  # a second two-platform path; CI keeps `released` (docs/testing.md)
 def test_a_staged_candidate_is_promoted_with_the_platform_images_this_run_validated(
         arm64_fails: ReleaseRun, docker_client: Any,
         tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -142,7 +142,10 @@ def test_rerun_reuses_builds_and_pushes(ci_release: ReleaseRun) -> None:
     assert jax["push"]["digest"] == ci_release.record["images"]["jax"]["push"]["digest"]
 
 
-def test_registry_down_makes_the_push_fail_loudly(ci_release: ReleaseRun, tmp_path: Path) -> None:
+def test_registry_down_makes_the_push_fail_loudly(ci_release: ReleaseRun, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default retries' backoff is the faults suite's subject; here one attempt is enough.
+    monkeypatch.setenv("NGC_RETRIES", "1")
     done = cli("release", str(ci_release.manifest), "--registry", "127.0.0.1:5999/down",
                "--build-dir", str(tmp_path / "build"), "--only", "base", "--json", "--quiet")
     assert done.returncode == 1
