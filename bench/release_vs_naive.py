@@ -190,8 +190,11 @@ def run(work: Path, jobs: int) -> dict[str, Any]:
         figures["ours_registry_bytes"] = disk_bytes(work / "registry-ours")
         figures["ours_timeline"] = [step._asdict() for step in steps_of(json.loads(
             (build_dir / "26.11" / "release.json").read_text()))]
+        # A whole run (its options are not the release's, so no memo applies), then the same
+        # command again, answered by the memo that run left (pipeline/noop.py).
         figures["noop_s"] = ours(manifest, build_dir, our_registry, "--root", str(REPO))
         figures["noop"] = activity(build_dir)
+        figures["noop_answered_s"] = ours(manifest, build_dir, our_registry, "--root", str(REPO))
         bumped = bump(manifest, work / "bumped.yaml")
         # --no-cache: a real build of the bumped image, never one adopted from an earlier run
         figures["bump_s"] = ours(bumped, build_dir, our_registry, "--root", str(REPO),
@@ -209,7 +212,8 @@ def summary(figures: dict[str, Any]) -> str:
         f"{figures['ours_registry_bytes'] / gb:7.2f} GB  ratio "
         f"{figures['ours_registry_bytes'] / figures['naive_registry_bytes']:.2f} (target <= 0.6)",
         f"no-op re-run   {figures['noop_s']:.2f} s, built {figures['noop']['built']}, pushed "
-        f"{figures['noop']['pushed']} (target <= 2 s, none)",
+        f"{figures['noop']['pushed']} (target <= 2 s, none); answered by its memo "
+        f"{figures['noop_answered_s']:.2f} s (target <= 1 s)",
         f"one bump (jax) {figures['bump_s']:.1f} s, built {figures['bump']['built']}, pushed "
         f"{figures['bump']['pushed']} (target: jax only)",
         "naive per image: " + ", ".join(f"{k} {v:.0f} s" for k, v in

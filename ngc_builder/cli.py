@@ -4,27 +4,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from ngc_builder import __version__
-from ngc_builder.build.osbase import Strategy
 from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OFFLINE, OS_SOURCE, REGISTRY, ROOT
 from ngc_builder.cli_run import ci, release, validate
-from ngc_builder.commands.bump import BumpOptions, bump_command
-from ngc_builder.commands.catalog import CatalogOptions, catalog_command
-from ngc_builder.commands.check import CheckOptions, check_command
-from ngc_builder.commands.check_host import CheckHostOptions, check_host_command
-from ngc_builder.commands.fetch import FetchOptions, fetch_command
 from ngc_builder.commands.guard import guarded
-from ngc_builder.commands.lock import LockOptions, lock_command
-from ngc_builder.commands.plan import PlanOptions, plan_command
-from ngc_builder.commands.preflight import PreflightOptions, preflight_command
-from ngc_builder.commands.rebuild import RebuildOptions, rebuild_command
-from ngc_builder.commands.render import RenderOptions, render_command
-from ngc_builder.commands.report import ReportOptions, report_command
-from ngc_builder.commands.verify import VerifyOptions, verify_command
+
+if TYPE_CHECKING:
+    from ngc_builder.build.osbase import Strategy
+
+# Each command imports its own module when it runs: `release` answers a no-op re-run in less
+# time than importing every command's modules would take (pipeline/noop.py).
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,6 +37,7 @@ def main() -> None:
 @JSON
 def check(manifest: Path, root: Path | None, offline: bool, as_json: bool) -> None:
     """Check a release manifest and its stacks; print every problem as file:line: field."""
+    from ngc_builder.commands.check import CheckOptions, check_command
     options = CheckOptions(manifest, root, offline, as_json)
     sys.exit(guarded(lambda: check_command(options), options.as_json))
 
@@ -60,7 +54,8 @@ def lock(manifest: Path, root: Path | None, os_source: str, only: tuple[str, ...
          offline: bool, as_json: bool) -> None:
     """Resolve every image's Python and Debian packages, exact files and hashes, into
     MANIFEST's lock (releases/YY.MM.lock.json): builds install exactly the lock."""
-    options = LockOptions(manifest, root, cast(Strategy, os_source), not offline, as_json,
+    from ngc_builder.commands.lock import LockOptions, lock_command
+    options = LockOptions(manifest, root, cast("Strategy", os_source), not offline, as_json,
                           only)
     sys.exit(guarded(lambda: lock_command(options), options.as_json))
 
@@ -75,6 +70,7 @@ def lock(manifest: Path, root: Path | None, os_source: str, only: tuple[str, ...
 def fetch(manifest: Path, root: Path | None, cache_dir: Path | None, as_json: bool) -> None:
     """Download every file MANIFEST's lock names into the package cache (once; files already
     cached are not fetched again), for builds with no network."""
+    from ngc_builder.commands.fetch import FetchOptions, fetch_command
     options = FetchOptions(manifest, root, cache_dir, as_json)
     sys.exit(guarded(lambda: fetch_command(options), options.as_json))
 
@@ -89,6 +85,7 @@ def plan(manifest: Path, root: Path | None, registry: str | None, build_dir: Pat
          as_json: bool) -> None:
     """Dry run: per image, build / reuse / skip and push / promote, and why (which input
     changed since the recorded build, what the registry already holds)."""
+    from ngc_builder.commands.plan import PlanOptions, plan_command
     options = PlanOptions(manifest, root, registry, build_dir, as_json)
     sys.exit(guarded(lambda: plan_command(options), options.as_json))
 
@@ -103,6 +100,7 @@ def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: P
            as_json: bool) -> None:
     """Check through the registry API that every planned tag exists and points at the digest
     in the release record; a missing or moved tag exits 1."""
+    from ngc_builder.commands.verify import VerifyOptions, verify_command
     options = VerifyOptions(manifest, root, registry, build_dir, as_json)
     sys.exit(guarded(lambda: verify_command(options), options.as_json))
 
@@ -120,6 +118,7 @@ def verify(manifest: Path, root: Path | None, registry: str | None, build_dir: P
 def render(manifest: Path, out: Path, root: Path | None, offline: bool,
            one_install_layer: bool, as_json: bool) -> None:
     """Render Dockerfiles and build contexts (byte-identical for the same input)."""
+    from ngc_builder.commands.render import RenderOptions, render_command
     options = RenderOptions(manifest, out, root, offline, as_json, one_install_layer)
     sys.exit(guarded(lambda: render_command(options), options.as_json))
 
@@ -143,6 +142,7 @@ def report(manifest: Path, root: Path | None, build_dir: Path, out: Path, as_jso
     """Write the support matrix and the release notes (with the package diff against the
     previous release) from the release record, and archive the release; --json prints the
     record."""
+    from ngc_builder.commands.report import ReportOptions, report_command
     options = ReportOptions(manifest, root, build_dir, out, as_json,
                             notes or Path("docs/release-notes"), archive_dir)
     sys.exit(guarded(lambda: report_command(options), options.as_json))
@@ -163,6 +163,7 @@ def rebuild(release_id: str, archive_dir: Path, root: Path | None, registry: str
             build_dir: Path, fresh: bool, jobs: int, as_json: bool) -> None:
     """Rebuild a retired release from its archived manifest and the project files of its
     revision, to the same tags (moved on purpose); changed digests are noted in the archive."""
+    from ngc_builder.commands.rebuild import RebuildOptions, rebuild_command
     options = RebuildOptions(release_id, archive_dir, root, registry, build_dir, fresh, jobs,
                              as_json)
     sys.exit(guarded(lambda: rebuild_command(options), options.as_json))
@@ -178,6 +179,7 @@ def rebuild(release_id: str, archive_dir: Path, root: Path | None, registry: str
 def preflight(min_driver: str | None, manifest: Path | None, junit: Path | None,
               as_json: bool) -> None:
     """T1 host preflight through NVML: driver, GPUs, ECC, remapped rows, clocks, processes."""
+    from ngc_builder.commands.preflight import PreflightOptions, preflight_command
     options = PreflightOptions(min_driver, manifest, junit, as_json)
     sys.exit(guarded(lambda: preflight_command(options), options.as_json))
 
@@ -197,6 +199,8 @@ def bump(manifest: Path, to: str, report: Path | None, force: bool, no_lock: boo
     its newest version that fits its row (track:, Python, CUDA major), each CUDA stack
     re-pinned to versions every framework on it accepts; then lock it. Exit 1 when a stack
     cannot be satisfied (the conflicting requirements named), nothing written."""
+    from ngc_builder.commands.bump import BumpOptions, bump_command
+    from ngc_builder.commands.lock import LockOptions, lock_command
     options = BumpOptions(manifest, to, report, force, not no_lock, as_json)
     sys.exit(guarded(lambda: bump_command(
         options, lambda path, moved: lock_command(LockOptions(path, only=tuple(moved)))),
@@ -212,6 +216,7 @@ def check_host(ref: str, as_json: bool, key: Path | None) -> None:
     """Will image REF (registry/repo:tag or registry/repo@sha256:...) run on this machine?
     Reads its labels from the registry without pulling a layer; checks the NVIDIA driver,
     GPU architectures, the Docker engine's NVIDIA runtime and /dev/shm."""
+    from ngc_builder.commands.check_host import CheckHostOptions, check_host_command
     options = CheckHostOptions(ref, as_json, key)
     sys.exit(guarded(lambda: check_host_command(options), options.as_json))
 
@@ -234,6 +239,7 @@ def catalog(release_id: str, archive_dir: Path, out: Path | None, build_dir: Pat
     """A static site (no server, works offline) to choose an image of release YY.MM: every
     image with search and filters, and per image its pull command by digest, components,
     validation per tier with evidence, packages and changes since the previous release."""
+    from ngc_builder.commands.catalog import CatalogOptions, catalog_command
     options = CatalogOptions(release_id, archive_dir, out, build_dir, record, as_json)
     sys.exit(guarded(lambda: catalog_command(options), options.as_json))
 

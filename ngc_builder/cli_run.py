@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from ngc_builder.build.osbase import Strategy
 from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OS_SOURCE, REGISTRY, ROOT, SITE
-from ngc_builder.commands.ci import CiOptions, ci_command
 from ngc_builder.commands.guard import guarded
 from ngc_builder.commands.release import ReleaseOptions, release_command
-from ngc_builder.commands.validate import (
-    ValidateHostOptions,
-    ValidateImageOptions,
-    validate_host_command,
-    validate_image_command,
-)
-from ngc_builder.pipeline.run import RunPolicy
-from ngc_builder.validate.baselines import DEFAULT_FILE as DEFAULT_BASELINES
-from ngc_builder.validate.host import HostBaselines
+from ngc_builder.pipeline.options import RunPolicy
+
+if TYPE_CHECKING:
+    from ngc_builder.build.osbase import Strategy
 
 
 @click.command()
@@ -71,7 +64,7 @@ def release_options(flags: dict[str, Any]) -> ReleaseOptions:
     return ReleaseOptions(
         manifest=flags["manifest"], root=flags["root"], only=list(flags["only"]),
         registry=flags["registry"], policy=policy, build_dir=flags["build_dir"],
-        os_strategy=cast(Strategy, flags["os_source"]), offline=flags["offline"],
+        os_strategy=cast("Strategy", flags["os_source"]), offline=flags["offline"],
         stack_check=not flags["offline"], show_logs=not flags["quiet"],
         as_json=flags["as_json"], site=flags["site"], validate_on=flags["validate_on"])
 
@@ -114,6 +107,14 @@ def validate(image: str | None, host: bool, framework: str | None, version: str 
              baselines_file: Path | None, slurm: bool, site: Path | None, runtime: str,
              record_as: str | None, as_json: bool) -> None:
     """Validate IMAGE inside a container, or this host with --host --framework NAME."""
+    from ngc_builder.commands.validate import (
+        ValidateHostOptions,
+        ValidateImageOptions,
+        validate_host_command,
+        validate_image_command,
+    )
+    from ngc_builder.validate.baselines import DEFAULT_FILE as DEFAULT_BASELINES
+    from ngc_builder.validate.host import HostBaselines
     if host == (image is not None) or (host and framework is None):
         raise click.UsageError("give IMAGE, or --host with --framework NAME")
     if runtime != "docker" and host:
@@ -146,6 +147,7 @@ def ci(manifest: Path, root: Path | None, out_dir: Path | None, check: bool,
     """Generate the monthly-build pipelines (GitHub Actions, GitLab CI) where the services
     read them: one job per image needing its parent's job, GPU validation jobs, a last
     promote/verify/report job (docs/ci.md)."""
+    from ngc_builder.commands.ci import CiOptions, ci_command
     options = CiOptions(manifest, root, out_dir, check, site)
     sys.exit(guarded(lambda: ci_command(options)))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 from dataclasses import dataclass
 
 from ngc_builder.redact import strip_userinfo
@@ -70,3 +71,15 @@ def connection_reason(error: Exception) -> str:
     found = CONNECTION_REASON.search(str(error))
     reason = next((group for group in found.groups() if group), "") if found else ""
     return f"{error.__class__.__name__}: {reason.strip() or error}"
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal arrived; `exit_code` is what a shell reports for it (128 + number)."""
+
+    def __init__(self, number: int) -> None:
+        self.signal_name = signal.Signals(number).name
+        self.exit_code = 128 + number
+        # Set once a run stopped with its workers mid-build or mid-push: the process must
+        # then end without waiting for them (the engine cancels what they asked for).
+        self.workers_left = False
+        super().__init__(f"interrupted by {self.signal_name}")

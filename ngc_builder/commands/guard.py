@@ -11,8 +11,14 @@ import os
 import sys
 from collections.abc import Callable
 
-from ngc_builder.errors import EngineError, InputError, Problem, StepError, os_problem
-from ngc_builder.pipeline.interrupt import Interrupted
+from ngc_builder.errors import (
+    EngineError,
+    InputError,
+    Interrupted,
+    Problem,
+    StepError,
+    os_problem,
+)
 from ngc_builder.redact import redacted_output, strip_userinfo
 from ngc_builder.services.environment import check_environment
 

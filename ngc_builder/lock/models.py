@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.lock.where import value_line
+from ngc_builder.manifest.paths import lock_path as lock_path
 from ngc_builder.manifest.platforms import HOST_PLATFORM, OtherPlatform
 
 LOCK_FORMAT = 1
@@ -126,11 +127,6 @@ class ReleaseLock(Locked):
         if platform == HOST_PLATFORM:
             return PlatformLock(images=self.images, os=self.os)
         return self.platforms.get(platform) or PlatformLock(images={})
-
-
-def lock_path(manifest: Path) -> Path:
-    """`releases/26.11.yaml` -> `releases/26.11.lock.json`: next to it, reviewed with it."""
-    return manifest.with_name(f"{manifest.stem}.lock.json")
 
 
 def load_lock(path: Path) -> ReleaseLock | None:

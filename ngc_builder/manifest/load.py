@@ -14,6 +14,7 @@ from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.devel import devel_name, devel_problems
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.models import BaseImage, ImageEntry, Release
+from ngc_builder.manifest.paths import default_root as default_root
 from ngc_builder.manifest.source import SourceMap, load_yaml
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -64,11 +65,6 @@ def base_name_of_image(release: Release, entry: ImageEntry) -> str:
     if entry.stack is not None and entry.stack in release.cuda_stacks:
         return base_name_of_stack(release, entry.stack)
     return entry.base or release.base
-
-
-def default_root(manifest: Path) -> Path:
-    """The project folder holding releases/, frameworks/, base-images/ and templates/."""
-    return manifest.resolve().parent.parent
 
 
 def load_release(manifest: Path, root: Path | None = None) -> LoadedRelease:

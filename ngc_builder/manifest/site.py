@@ -32,9 +32,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.load import load_model
+from ngc_builder.manifest.paths import SITE_FILE as SITE_FILE
 from ngc_builder.services.environment import setting
 
-SITE_FILE = "site.yaml"
 ENGINE_URL_RE = re.compile(r"(unix://|tcp://|ssh://)[A-Za-z0-9._~:/@%-]+")
 SLURM_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:,-]{0,127}")
 TIME_LIMIT_RE = re.compile(r"([0-9]+-)?[0-9]{1,2}(:[0-9]{2}){0,2}")

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ngc_builder.build.image import project_source
-from ngc_builder.build.osbase import Strategy, locked_bootstrap
+from ngc_builder.build.osbase import locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import PackageCache, default_root, open_cache
 from ngc_builder.errors import InputError, Problem
@@ -31,6 +31,7 @@ from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.hosts import BuildHosts
 from ngc_builder.pipeline.interrupt import Interrupted, stop_run
+from ngc_builder.pipeline.options import ReleaseOptions as ReleaseOptions
 from ngc_builder.pipeline.prepare import Prepared, require_closure
 from ngc_builder.pipeline.release import (
     Preflight,
@@ -44,7 +45,6 @@ from ngc_builder.pipeline.run import (
     PlatformInputs,
     Run,
     RunInputs,
-    RunPolicy,
     RunServices,
     RunState,
 )
@@ -66,26 +66,6 @@ from ngc_builder.services.engine import Engine, connect, gpu_mode
 from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate import baselines
 from ngc_builder.validate.preflight import host_preflight
-
-
-@dataclass(frozen=True)
-class ReleaseOptions:
-    """What a release run is asked to do. `policy` is how it may act; its `gpu_mode` and
-    `aliases` are the host's and the manifest's, set by the flow."""
-
-    manifest: Path
-    root: Path | None = None
-    only: list[str] = field(default_factory=list)
-    registry: str | None = None
-    policy: RunPolicy = field(default_factory=RunPolicy)
-    build_dir: Path = Path("build")
-    os_strategy: Strategy = "auto"
-    stack_check: bool = True
-    show_logs: bool = True
-    as_json: bool = False
-    offline: bool = False  # hermetic: an internal network, packages only from the cache
-    site: Path | None = None  # the site file (build hosts, Slurm); None: NGC_SITE or ROOT/site.yaml
-    validate_on: str = "engine"  # or "slurm": a job of the site's cluster per image
 
 
 @dataclass(frozen=True)

@@ -17,23 +17,12 @@ from collections.abc import Iterator
 from types import FrameType
 
 from ngc_builder.clock import now
+from ngc_builder.errors import Interrupted as Interrupted
 from ngc_builder.pipeline.run import RunServices, RunState
 from ngc_builder.records.record import ImageRecord, load_record, save_record
 from ngc_builder.services.engine import remove_own_containers
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class Interrupted(KeyboardInterrupt):
-    """A stop signal arrived; `exit_code` is what a shell reports for it (128 + number)."""
-
-    def __init__(self, number: int) -> None:
-        self.signal_name = signal.Signals(number).name
-        self.exit_code = 128 + number
-        # Set once a run stopped with its workers mid-build or mid-push: the process must
-        # then end without waiting for them (the engine cancels what they asked for).
-        self.workers_left = False
-        super().__init__(f"interrupted by {self.signal_name}")
 
 
 @contextlib.contextmanager

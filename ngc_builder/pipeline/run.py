@@ -14,6 +14,7 @@ from ngc_builder.lock.models import PipPackage, PlatformLock, ReleaseLock
 from ngc_builder.manifest.site import SlurmSite
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.hosts import BuildHost, BuildHosts, one_host
+from ngc_builder.pipeline.options import RunPolicy as RunPolicy
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.publish.keys import SigningKey
 from ngc_builder.records.record import ReleaseRecord, save_record
@@ -53,23 +54,6 @@ class RunInputs:
     lock_errors: dict[str, str] = field(default_factory=dict)  # images the lock could not resolve
     manifest: Path | None = None  # the release manifest (its lock beside it): attested
     platforms: dict[str, PlatformInputs] = field(default_factory=dict)  # the other platforms
-
-
-@dataclass(frozen=True)
-class RunPolicy:
-    """How the run may act."""
-
-    push: bool = True
-    gpu_mode: str = "none"
-    jobs: int = 2
-    force: bool = False  # move release tags that point elsewhere (recorded)
-    aliases: tuple[str, ...] = ()
-    # False: build every image anew even if the registry holds its key (rebuild, bench).
-    reuse_published: bool = True
-    no_cache: bool = False  # build without the engine's layer cache
-    # False (--no-promote): candidates pushed and staged by key, no release tag moved; a later
-    # gate (a GPU job) pulls them, validates them and promotes them.
-    promote: bool = True
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,13 @@ from nacl.secret import SecretBox
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
-from ngc_builder.services.environment import setting, state_dir
+from ngc_builder.publish.key_files import KEY_FILE as KEY_FILE
+from ngc_builder.publish.key_files import PUBLIC_FILE as PUBLIC_FILE
+from ngc_builder.publish.key_files import key_folder
+from ngc_builder.services.environment import setting
 
 PEM_LABELS = ("ENCRYPTED SIGSTORE PRIVATE KEY", "ENCRYPTED COSIGN PRIVATE KEY")
 SCRYPT = {"N": 65536, "r": 8, "p": 1}  # what `cosign generate-key-pair` uses
-KEY_FILE, PUBLIC_FILE = "cosign.key", "cosign.pub"
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ def signing_key() -> SigningKey:
     if configured:
         text, where = _key_text(configured)
         return SigningKey(decrypt(text, password, where), where)
-    folder = state_dir() / "signing"
+    folder = key_folder()
     if not (folder / KEY_FILE).is_file():
         write_key_pair(folder, b"")
         return SigningKey(decrypt((folder / KEY_FILE).read_text(), b"", str(folder)),
@@ -174,7 +176,7 @@ def verifying_key() -> tuple[ec.EllipticCurvePublicKey | None, str]:
     if setting("NGC_SIGNING_KEY"):
         key = signing_key()
         return key.private.public_key(), key.source
-    public = state_dir() / "signing" / PUBLIC_FILE
+    public = key_folder() / PUBLIC_FILE
     if not public.is_file():
         return None, f"NGC_SIGNING_KEY, or {public}"
     return load_public(public.read_text(encoding="utf-8"), str(public)), str(public)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,6 +33,7 @@ from ngc_builder.render.installs import (
     venv_tars,
     wheel_install,
 )
+from ngc_builder.render.templates import TEMPLATE_ERRORS, environment, template_problem
 from ngc_builder.validate.hostrun import probe_modules
 
 RUNNER_PACKAGE = Path(__file__).resolve().parent.parent / "runner"
@@ -96,33 +95,11 @@ class RenderedImage:
         return target
 
 
-class ProjectLoader(jinja2.FileSystemLoader):
-    """Templates from the project; one that is not UTF-8 is a template error at its line."""
-
-    def get_source(self, environment: jinja2.Environment,
-                   template: str) -> tuple[str, str, Callable[[], bool]]:
-        try:
-            return super().get_source(environment, template)
-        except UnicodeDecodeError as exc:
-            found = [Path(folder) / template for folder in self.searchpath
-                     if (Path(folder) / template).is_file()]
-            line = found[0].read_bytes()[: exc.start].count(b"\n") + 1 if found else 1
-            raise jinja2.TemplateSyntaxError("not UTF-8 text", line, template,
-                                             str(found[0]) if found else None) from None
-
-
 def write_all(images: list[RenderedImage], folder: Path, owned: bool = False) -> list[Path]:
     """Every image's folder, or none of them when one may not be replaced."""
     for image in images:
         image.replaceable(folder, owned)
     return [image.write(folder, owned) for image in images]
-
-
-def environment(root: Path) -> jinja2.Environment:
-    loader = ProjectLoader([str(root / "templates"), str(root)])
-    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True, autoescape=False,
-                              trim_blocks=True, lstrip_blocks=True)
 
 
 def render_release(
@@ -141,37 +118,6 @@ def render_release(
         except TEMPLATE_ERRORS as exc:
             raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
     return list(done.values())
-
-
-# What a template's own expressions can raise while it renders (`{{ 1 // 0 }}`, `{{ "a" + 1
-# }}`, a missing key), besides Jinja's own errors: each is the template's mistake.
-TEMPLATE_ERRORS = (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, LookupError,
-                   AttributeError)
-
-
-def template_problem(exc: Exception, root: Path, image: str) -> Problem:
-    """A template mistake as `file:line: template: message`, whatever kind it is."""
-    if isinstance(exc, jinja2.TemplateNotFound):
-        return Problem(f"templates/{exc.name}", 1, "template", f"not found (image {image})")
-    if isinstance(exc, jinja2.TemplateSyntaxError):
-        return Problem(_shown(exc.filename, root), exc.lineno, "template", exc.message or "")
-    # Runtime errors (an undefined name) carry their place only in the traceback, which
-    # Jinja rewrites to point into the template file.
-    message = (exc.message if isinstance(exc, jinja2.TemplateError) else None) or \
-        f"{exc.__class__.__name__}: {exc}"
-    for frame, line in reversed(list(traceback.walk_tb(exc.__traceback__))):
-        if frame.f_code.co_filename.endswith(".j2"):
-            return Problem(_shown(frame.f_code.co_filename, root), line, "template", message)
-    return Problem(f"(template of {image})", 1, "template", message)
-
-
-def _shown(filename: str | None, root: Path) -> str:
-    if filename is None:
-        return "(template)"
-    try:
-        return str(Path(filename).resolve().relative_to(root.resolve()))
-    except ValueError:
-        return filename
 
 
 def render_image(

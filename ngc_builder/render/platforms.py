@@ -10,13 +10,8 @@ from ngc_builder.errors import InputError
 from ngc_builder.lock.models import ImageLock, ReleaseLock
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.plan.dag import ReleasePlan, os_ref
-from ngc_builder.render.contexts import (
-    TEMPLATE_ERRORS,
-    RenderedImage,
-    environment,
-    render_image,
-    template_problem,
-)
+from ngc_builder.render.contexts import RenderedImage, render_image
+from ngc_builder.render.templates import TEMPLATE_ERRORS, environment, template_problem
 
 
 def platform_os_refs(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,

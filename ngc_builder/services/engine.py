@@ -22,7 +22,7 @@ import requests
 
 from ngc_builder.errors import EngineError
 from ngc_builder.services.engine_connect import client_options, connect_client
-from ngc_builder.services.environment import setting
+from ngc_builder.services.environment import gpu_mode as gpu_mode
 
 SETUP_HINT = "start one with `make engine` (ci/setup-engine.sh)"
 KEY_LABEL = "org.ngc-builder.key"
@@ -230,18 +230,6 @@ def connect_if_running() -> DockerEngine | None:
         return connect(timeout=10)
     except EngineError:
         return None
-
-
-def gpu_mode() -> str:
-    """'required' when this host can pass GPUs into containers, else 'none'.
-
-    NGC_GPU overrides (auto|required|none): a CI runner with GPUs can insist on them so
-    that a broken driver setup fails instead of quietly validating on the CPU.
-    """
-    wanted = setting("NGC_GPU") or "auto"
-    if wanted in ("required", "none"):
-        return wanted
-    return "required" if Path("/dev/nvidiactl").exists() else "none"
 
 
 def image_exists(engine: Engine, ref: str) -> bool:

@@ -134,3 +134,15 @@ def state_dir() -> Path:
         return Path("/var/lib/ngc-builder")
     base = xdg_home("XDG_STATE_HOME", Path.home() / ".local" / "state")
     return Path(base) / "ngc-builder"
+
+
+def gpu_mode() -> str:
+    """'required' when this host can pass GPUs into containers, else 'none'.
+
+    NGC_GPU overrides (auto|required|none): a CI runner with GPUs can insist on them so
+    that a broken driver setup fails instead of quietly validating on the CPU.
+    """
+    wanted = setting("NGC_GPU") or "auto"
+    if wanted in ("required", "none"):
+        return wanted
+    return "required" if Path("/dev/nvidiactl").exists() else "none"

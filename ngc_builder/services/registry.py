@@ -137,6 +137,9 @@ class HttpRegistry:
     session: requests.Session = field(default_factory=requests.Session, compare=False,
                                       repr=False)
     auth: RegistryAuth | None = field(default=None, compare=False, repr=False)
+    # Every manifest and blob reference this object was asked about, as (kind, name,
+    # reference): what a no-op re-run checks again (pipeline/noop.py).
+    asked: set[tuple[str, str, str]] = field(default_factory=set, compare=False, repr=False)
 
     @property
     def address(self) -> str:
@@ -169,6 +172,7 @@ class HttpRegistry:
 
     def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str:
         """Point name:tag at an existing manifest (its blobs are already there): no push."""
+        self.asked.add(("manifest", name, tag))
         url = self.url(name, "manifests", tag)
         response = self._request("PUT", url, {"Content-Type": manifest.media_type},
                                  manifest.body, scope_for(self.path(name), write=True))
@@ -190,7 +194,12 @@ class HttpRegistry:
         return registry_blobs.put_blob(self, name, data)
 
     def get_blob(self, name: str, digest: str) -> bytes:
+        self.asked.add(("blob", name, digest))
         return registry_blobs.get_blob(self, name, digest)
+
+    def has_blob(self, name: str, digest: str) -> bool:
+        """Whether the registry holds the blob, asked with read access only."""
+        return registry_blobs.has_blob(self, name, digest, write=False)
 
     def call(self, method: str, url: str, headers: dict[str, str], body: bytes | None = None,
              scope: str = "") -> requests.Response:
@@ -214,6 +223,7 @@ class HttpRegistry:
             return False
 
     def _read_manifest(self, method: str, name: str, reference: str) -> requests.Response | None:
+        self.asked.add(("manifest", name, reference))
         url = self.url(name, "manifests", reference)
         response = self._request(method, url, {"Accept": MANIFEST_TYPES},
                                  scope=scope_for(self.path(name), write=False))

@@ -36,9 +36,10 @@ class BlobApi(Protocol):
                   scope: str) -> requests.Response: ...
 
 
-def has_blob(registry: BlobApi, name: str, digest: str) -> bool:
+def has_blob(registry: BlobApi, name: str, digest: str, write: bool = True) -> bool:
+    """Whether `name` holds the blob; `write`: asked in the push scope, as an upload is."""
     url = registry.url(name, "blobs", digest)
-    held = registry.call("HEAD", url, {}, scope=scope_for(registry.path(name), write=True))
+    held = registry.call("HEAD", url, {}, scope=scope_for(registry.path(name), write=write))
     if held.status_code not in (200, 404):
         raise_for(held, url)
     return held.status_code == 200

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.services.registry import parse_registry
 from tests.conftest import DATA, REPO
 from tests.integration.conftest import REGISTRY_HOST, cli, copy_lock
@@ -93,6 +94,41 @@ def test_a_no_op_rerun_builds_and_pushes_nothing(project: Project) -> None:
     assert built_and_pushed(done) == ([], [])
     assert project.digests() == before
     assert seconds < 30  # whole CLI start-up included; the bench measures it precisely
+
+
+def test_a_plain_rerun_is_answered_by_the_memo_until_another_client_moves_a_tag(
+    project: Project, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The module's --json release left the memo; a plain re-run answers from it with HEADs
+    only. A release tag moved by another client is not hidden: the next run is a whole one,
+    refuses to move it back, and forgets the memo; once the tag is restored, a whole run
+    passes and the memo is back."""
+    def plain() -> subprocess.CompletedProcess[str]:
+        return cli("release", str(project.manifest), "--registry", project.registry,
+                   "--build-dir", str(project.build_dir), "--os-source", "bootstrap",
+                   "--offline", "--quiet")
+    monkeypatch.setenv("NGC_GPU", "none")  # a host with GPUs runs its preflight every time
+    assert plain().returncode == 0  # a whole run, where the module's run kept no memo
+    answered = plain()
+    assert answered.returncode == 0, answered.stderr[-2000:]
+    assert "26.11: nothing to do" in answered.stdout
+    registry = parse_registry(project.registry)
+    jax = registry.get_manifest("jax", TAG)
+    assert jax is not None
+    other = registry.get_manifest("jax", sbom_tag(jax.digest))  # a manifest the repo holds
+    assert other is not None
+    registry.put_manifest("jax", TAG, other)  # another client's push
+    try:
+        moved = plain()
+        assert moved.returncode == 1
+        assert "nothing to do" not in moved.stdout
+        assert f"{project.registry}/jax:{TAG} already points at {other.digest}" in moved.stderr
+    finally:
+        registry.put_manifest("jax", TAG, jax)
+    whole = plain()
+    assert (whole.returncode, "nothing to do" in whole.stdout) == (0, False), whole.stderr[-2000:]
+    again = plain()
+    assert (again.returncode, "nothing to do" in again.stdout) == (0, True)
 
 
 @pytest.mark.extended
@@ -179,6 +215,7 @@ def registry_pid() -> int | None:
                                               for part in command) else None
 
 
+@pytest.mark.extended  # CI: the registry killed mid-push in `make test-faults`
 def test_a_registry_stopped_mid_release_loses_nothing_and_pushes_nothing_twice(
     tmp_path: Path,
 ) -> None:

@@ -70,6 +70,19 @@ def test_a_template_that_is_not_utf8_names_its_line(write_release: WriteRelease,
         f"frameworks/jax/layer.Dockerfile.j2:{lines + 1}: template: not UTF-8 text"]
 
 
+def test_a_template_may_include_nothing_outside_the_projects_folders(
+        write_release: WriteRelease, project: Path) -> None:
+    """What a render reads is what a no-op re-run's fingerprint covers (pipeline/noop.py)."""
+    (project / "notes").mkdir()
+    (project / "notes" / "extra.txt").write_text("RUN echo from outside\n")
+    template = project / "frameworks" / "jax" / "layer.Dockerfile.j2"
+    lines = template.read_text().count("\n")
+    template.write_text(template.read_text() + '{% include "notes/extra.txt" %}\n')
+    [problem] = problems_of(write_release(GOOD_RELEASE))
+    assert problem.startswith(f"frameworks/jax/layer.Dockerfile.j2:{lines + 1}: ")
+    assert "notes/extra.txt: not in the project's templates, frameworks" in problem
+
+
 def test_render_out_leaves_a_folder_it_did_not_write_and_writes_nothing(
         write_release: WriteRelease, tmp_path: Path) -> None:
     rendered = prepare(write_release(GOOD_RELEASE), None, stack_check=False).rendered

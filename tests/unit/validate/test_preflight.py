@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from ngc_builder.commands.preflight import PreflightOptions, preflight_command
-from ngc_builder.commands.release import Host, ReleaseOptions, release_command
+from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline.flow import Host
 from ngc_builder.pipeline.release import host_defects
 from ngc_builder.runner.report import CheckResult
 from ngc_builder.services.engine import Engine

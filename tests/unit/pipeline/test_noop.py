@@ -1,0 +1,235 @@
+"""The no-op memo: a re-run answered from the last complete run only while every input and every
+registry answer is the same; a forged, stale or unsigned memo is never taken at its word."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ngc_builder.commands.release import release_command
+from ngc_builder.errors import InputError
+from ngc_builder.pipeline import noop
+from ngc_builder.pipeline.options import ReleaseOptions, RunPolicy
+from ngc_builder.records.lock import release_lock
+from ngc_builder.services.registry import parse_registry
+from tests.conftest import REPO
+from tests.unit.services.http_server import QuietHandler, serving
+
+pytestmark = pytest.mark.unit
+
+DIGEST = "sha256:" + "a" * 64
+OTHER = "sha256:" + "b" * 64
+BLOB = "sha256:" + "c" * 64
+
+
+@dataclass
+class Held:
+    """What the test registry holds: manifest path -> digest, blob paths; every request."""
+
+    manifests: dict[str, str] = field(default_factory=dict)
+    blobs: set[str] = field(default_factory=set)
+    requests: list[str] = field(default_factory=list)
+    down: bool = False  # every answer a 503
+
+
+def registry_for(held: Held) -> type[QuietHandler]:
+    class Registry(QuietHandler):
+        def do_HEAD(self) -> None:
+            held.requests.append(f"HEAD {self.path}")
+            if held.down:
+                self.answer(503)
+            elif self.path in held.manifests:
+                self.answer(200, headers={"Docker-Content-Digest": held.manifests[self.path]})
+            else:
+                self.answer(200 if self.path in held.blobs else 404)
+
+        def do_GET(self) -> None:
+            held.requests.append(f"GET {self.path}")
+            self.answer(404)
+    return Registry
+
+
+@dataclass(frozen=True)
+class Project:
+    options: ReleaseOptions
+    record: Path
+    held: Held
+    address: str
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
+    """A published release as its last whole run left it: the manifest, its lock, a template,
+    the record, and a registry holding the release tag, the key tag and a blob."""
+    monkeypatch.setenv("NGC_GPU", "none")
+    for path, text in {"releases/26.11.yaml": "release: '26.11'\n",
+                       "releases/26.11.lock.json": "{}\n",
+                       "templates/base.Dockerfile.j2": "FROM scratch\n"}.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    record = tmp_path / "build" / "26.11" / "release.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"release": "26.11"}\n')
+    held = Held({"/v2/jax/manifests/26.11-py3": DIGEST, "/v2/jax/manifests/key-1": DIGEST},
+                {f"/v2/jax/blobs/{BLOB}"})
+    with serving(registry_for(held)) as address:
+        options = ReleaseOptions(tmp_path / "releases" / "26.11.yaml", registry=address,
+                                 build_dir=tmp_path / "build", show_logs=False)
+        registry = parse_registry(address)
+        registry.manifest_digest("jax", "26.11-py3")
+        registry.manifest_digest("jax", "key-1")
+        registry.asked.add(("blob", "jax", BLOB))
+        noop.remember(options, registry, record)
+        held.requests.clear()
+        yield Project(options, record, held, address)
+
+
+def test_an_unchanged_release_is_answered_with_one_head_per_reference(project: Project) -> None:
+    answer = noop.answered(project.options)
+    assert answer is not None
+    assert (answer.release_dir, answer.checked) == (project.record.parent, 3)
+    assert sorted(project.held.requests) == sorted([
+        "HEAD /v2/jax/manifests/26.11-py3", "HEAD /v2/jax/manifests/key-1",
+        f"HEAD /v2/jax/blobs/{BLOB}"])
+    assert "nothing built, validated, pushed or moved" in noop.summary(answer)
+
+
+@pytest.mark.parametrize("change", ["tag moved", "tag gone", "blob gone"])
+def test_a_registry_that_changed_since_is_not_a_no_op(project: Project, change: str) -> None:
+    if change == "tag moved":
+        project.held.manifests["/v2/jax/manifests/key-1"] = OTHER
+    elif change == "tag gone":
+        del project.held.manifests["/v2/jax/manifests/26.11-py3"]
+    else:
+        project.held.blobs.clear()
+    assert noop.answered(project.options) is None
+
+
+def _edit(path: Path) -> None:
+    path.write_text(path.read_text() + "# edited\n")
+
+
+@pytest.mark.parametrize("change", ["manifest", "lock", "template", "new framework file",
+                                    "setting", "option", "signing key", "gpu"])
+def test_any_input_that_changed_since_is_not_a_no_op(project: Project, change: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project.options.manifest.parent.parent
+    options = project.options
+    if change == "manifest":
+        _edit(options.manifest)
+    elif change == "lock":
+        _edit(root / "releases" / "26.11.lock.json")
+    elif change == "template":
+        _edit(root / "templates" / "base.Dockerfile.j2")
+    elif change == "new framework file":
+        (root / "frameworks" / "jax").mkdir(parents=True)
+        (root / "frameworks" / "jax" / "probe.py").write_text("")
+    elif change == "setting":
+        monkeypatch.setenv("NGC_REGISTRY_INSECURE", "1")
+    elif change == "option":
+        options = dataclasses.replace(options, only=["jax"])
+    elif change == "signing key":
+        key = root / "cosign.key"
+        key.write_text("another key\n")
+        monkeypatch.setenv("NGC_SIGNING_KEY", str(key))
+    else:  # the same host with GPUs now: its preflight and GPU validation run
+        monkeypatch.setenv("NGC_GPU", "required")
+    assert noop.answered(options) is None
+
+
+def test_a_record_changed_since_is_not_a_no_op(project: Project) -> None:
+    _edit(project.record)
+    assert noop.answered(project.options) is None
+
+
+def test_a_memo_this_host_did_not_sign_is_not_taken_at_its_word(project: Project) -> None:
+    """The attack: a memo dropped into the build folder that points at another registry
+    holding whatever it claims; the fingerprint is right (anyone can compute it)."""
+    memo_file = noop.memo_path(project.options)
+    memo = json.loads(memo_file.read_text())
+    memo["registry"] = "127.0.0.1:1"
+    memo["references"] = []
+    memo_file.write_text(json.dumps(memo))
+    assert noop.answered(project.options) is None
+    memo["mac"] = "0" * 64
+    memo_file.write_text(json.dumps(memo))
+    assert noop.answered(project.options) is None
+
+
+@pytest.mark.parametrize("text", ["", "not json", "[]", '{"mac": 1}', '{"version": 1}'])
+def test_a_damaged_memo_is_no_memo(project: Project, text: str) -> None:
+    noop.memo_path(project.options).write_text(text)
+    assert noop.answered(project.options) is None
+
+
+def test_a_memo_key_cut_short_is_no_key(project: Project, tmp_path: Path) -> None:
+    (tmp_path / "state" / noop.MAC_KEY_FILE).write_bytes(b"short")
+    assert noop.answered(project.options) is None
+
+
+@pytest.mark.parametrize("change", ["as_json", "no push", "no promote"])
+def test_json_runs_and_runs_that_publish_nothing_never_take_the_memo(project: Project,
+                                                                change: str) -> None:
+    options = project.options
+    if change == "as_json":  # it prints this run's record: the run happens
+        options = dataclasses.replace(options, as_json=True)
+    else:
+        push, promote = change != "no push", change != "no promote"
+        options = dataclasses.replace(options, policy=RunPolicy(push=push, promote=promote))
+        assert not noop.applies(options)
+    assert noop.answered(options) is None
+
+
+def test_a_json_run_leaves_a_memo_for_the_next_plain_one(project: Project) -> None:
+    as_json = dataclasses.replace(project.options, as_json=True)
+    noop.forget(as_json)
+    registry = parse_registry(project.address)
+    registry.manifest_digest("jax", "26.11-py3")
+    noop.remember(as_json, registry, project.record)
+    assert noop.answered(project.options) is not None
+
+
+def test_a_registry_that_does_not_answer_leaves_it_to_the_whole_run(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NGC_RETRIES", "1")
+    project.held.down = True
+    assert noop.answered(project.options) is None
+    assert noop.memo_path(project.options).is_file()  # the whole run decides what it means
+
+
+def test_a_run_holding_the_release_folder_is_named(project: Project) -> None:
+    with release_lock(project.record.parent, lambda _: None), \
+            pytest.raises(InputError, match="is in use by ngc-builder PID"):
+        noop.answered(project.options)
+
+
+def test_the_command_answers_without_loading_the_whole_run(project: Project) -> None:
+    """`ngc-builder release` itself: the summary, exit 0, and none of the engine's SDK, the
+    templates or the models imported (what made a no-op re-run cost seconds)."""
+    options = project.options
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ngc_builder", "release",
+         str(options.manifest), "--registry", project.address, "--build-dir",
+         str(options.build_dir), "--quiet"],
+        capture_output=True, text=True, cwd=REPO, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "26.11: nothing to do" in done.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "ngc_builder.pipeline.noop" in imported
+    assert not imported & {"docker", "jinja2", "pydantic", "ngc_builder.pipeline.flow"}
+
+
+def test_a_whole_run_forgets_the_memo_first(project: Project) -> None:
+    """The run that follows a change may fail half-way: the memo must not outlive it."""
+    _edit(project.options.manifest)  # not a no-op any more; the manifest no longer loads
+    with pytest.raises(InputError):
+        release_command(project.options)
+    assert not noop.memo_path(project.options).exists()
