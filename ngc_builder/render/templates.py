@@ -23,8 +23,9 @@ class ProjectLoader(jinja2.FileSystemLoader):
     def get_source(self, environment: jinja2.Environment,
                    template: str) -> tuple[str, str, Callable[[], bool]]:
         # Only the project's own folders: what a no-op re-run's fingerprint covers.
+        templates, root = (Path(folder) for folder in self.searchpath)
         if template.split("/", 1)[0] not in PROJECT_FOLDERS and \
-                not (Path(self.searchpath[0]) / template).is_file():
+                not (templates / template).is_file() and (root / template).exists():
             raise OutsideProject(template, f"{template}: not in the project's "
                                  f"{', '.join(PROJECT_FOLDERS)}")
         try:
