@@ -20,15 +20,18 @@ __all__ = ["ReleaseOptions", "release_command"]
 def release_command(options: ReleaseOptions, host: Host | None = None,
                     registry: Registry | None = None) -> int:
     """`host` and `registry`: what the run finds and publishes to (default: this machine, and
-    --registry or the manifest's). Only runs on this machine's own keep and read the memo."""
+    --registry or the manifest's). Only runs on this machine's own keep, read and forget the
+    memo."""
     own = host is None and registry is None
+    # Taken before the whole run reads any input: a file edited while it runs must not pass
+    # for one it built.
+    inputs = noop.fingerprint(options) if own and noop.applies(options) else None
+    if inputs is not None and (answer := noop.answered(options, inputs)) is not None:
+        print(noop.summary(answer))
+        return EXIT_OK
     if own:
-        answer = noop.answered(options)
-        if answer is not None:
-            print(noop.summary(answer))
-            return EXIT_OK
         noop.forget(options)
     # The whole run's modules (the engine's SDK, the templates, the models) load only now:
     # importing them is most of what a no-op re-run would otherwise cost.
     from ngc_builder.commands.release_run import whole_run
-    return whole_run(options, host, registry, remember=own)
+    return whole_run(options, host, registry, inputs)

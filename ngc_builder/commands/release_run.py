@@ -17,7 +17,8 @@ from ngc_builder.services.registry import Registry
 
 
 def whole_run(options: ReleaseOptions, host: Host | None, registry: Registry | None,
-              remember: bool) -> int:
+              inputs: str | None) -> int:
+    """`inputs`: the fingerprint taken before the run, when it may leave a memo."""
     with stop_signals_raise():
         prepared = prepare(options.manifest, options.root, only=options.only,
                            registry=registry or registry_option(options.registry),
@@ -30,8 +31,8 @@ def whole_run(options: ReleaseOptions, host: Host | None, registry: Registry | N
     _summary(record, selected, options.as_json)
     if any(image.breaks_the_run for image in selected):
         return EXIT_FAILED
-    if remember and all(_published(image) for image in selected):
-        noop.remember(options, prepared.plan.registry,
+    if inputs is not None and all(_published(image) for image in selected):
+        noop.remember(options, inputs, prepared.plan.registry,
                       record_path(options.build_dir, prepared.plan.release))
     return EXIT_OK
 

@@ -3,9 +3,10 @@ rendering, planning or the engine: from a memo of what the last complete run lef
 registry.
 
 A run that published every selected image (pushed or found, signed, promoted; nothing failed
-but the expected failures) writes the memo: a fingerprint of what decides what a run does, and
-every registry reference that run asked about (manifests by tag or digest, blobs), each with
-what the registry held for it once the run was over. A later run with the same fingerprint
+but the expected failures) writes the memo: a fingerprint of what decides what a run does,
+taken before the run read any of it, and every registry reference that run read or wrote
+(manifests by tag or digest, blobs), each with what the run itself last saw the registry hold
+for it (never a later look). A later run with the same fingerprint
 asks the registry about each reference once more (a HEAD each, in parallel); when every answer
 is the memo's, it stops there: the whole run would read the same registry, find every image
 published, signed and tagged, and change nothing.
@@ -94,12 +95,13 @@ def forget(options: ReleaseOptions) -> None:
     memo_path(options).unlink(missing_ok=True)
 
 
-def answered(options: ReleaseOptions) -> NoopAnswer | None:
-    """The answer when the registry still holds everything as the memo says, else None."""
+def answered(options: ReleaseOptions, inputs: str) -> NoopAnswer | None:
+    """The answer when the memo is of these `inputs` (their fingerprint) and the registry
+    still holds everything as it says, else None."""
     if options.as_json or not applies(options):
         return None
     started = time.monotonic()
-    memo = _read_memo(options)
+    memo = _read_memo(options, inputs)
     if memo is None:
         return None
     with release_lock(memo.record.parent,
@@ -115,19 +117,19 @@ def answered(options: ReleaseOptions) -> NoopAnswer | None:
     return NoopAnswer(memo.record.parent, len(found), time.monotonic() - started)
 
 
-def remember(options: ReleaseOptions, registry: Registry, record: Path) -> None:
-    """After a run that published every selected image: the memo of what it left."""
+def remember(options: ReleaseOptions, inputs: str, registry: Registry, record: Path) -> None:
+    """After a run that published every selected image: the memo of what it left. `inputs`:
+    the fingerprint taken before the run read anything (a file edited while it ran must not
+    pass for one it built)."""
     if not applies(options) or not isinstance(registry, HttpRegistry):
         return
-    references = sorted(registry.asked)
-    try:
-        found = _answers(registry, references)
-    except RegistryError:
-        return  # the next run is a whole one
-    body = {"version": MEMO_VERSION, "fingerprint": fingerprint(options),
+    # What the run itself last saw or wrote, never a later look: a tag another client moved
+    # while the run went on must not become what the next run accepts.
+    observed = dict(registry.observed)
+    body = {"version": MEMO_VERSION, "fingerprint": inputs,
             "registry": registry.address, "record": str(record.resolve()),
             "record_sha256": _file_sha256(record),
-            "references": [[*ref, held] for ref, held in zip(references, found, strict=True)]}
+            "references": [[*ref, observed[ref]] for ref in sorted(observed)]}
     key = _mac_key(create=True)
     if key is None:
         return
@@ -143,7 +145,7 @@ def summary(answer: NoopAnswer) -> str:
             f"or moved; its record: {answer.release_dir / 'release.json'}")
 
 
-def _read_memo(options: ReleaseOptions) -> Memo | None:
+def _read_memo(options: ReleaseOptions, inputs: str) -> Memo | None:
     """The memo when this host signed it for these very inputs, else None."""
     key = _mac_key(create=False)
     try:
@@ -153,7 +155,7 @@ def _read_memo(options: ReleaseOptions) -> Memo | None:
         return None
     if key is None or not hmac.compare_digest(mac, _mac(body, key)):
         return None
-    if body.get("version") != MEMO_VERSION or body.get("fingerprint") != fingerprint(options):
+    if body.get("version") != MEMO_VERSION or body.get("fingerprint") != inputs:
         return None
     rows = body["references"]  # signed by this host: written by `remember` as it is read
     return Memo(str(body["registry"]), Path(body["record"]), str(body["record_sha256"]),

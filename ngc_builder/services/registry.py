@@ -137,9 +137,11 @@ class HttpRegistry:
     session: requests.Session = field(default_factory=requests.Session, compare=False,
                                       repr=False)
     auth: RegistryAuth | None = field(default=None, compare=False, repr=False)
-    # Every manifest and blob reference this object was asked about, as (kind, name,
-    # reference): what a no-op re-run checks again (pipeline/noop.py).
-    asked: set[tuple[str, str, str]] = field(default_factory=set, compare=False, repr=False)
+    # What this object last saw the registry hold for each manifest and blob reference it
+    # read or wrote, (kind, name, reference) -> digest, "blob" or None (absent): what a no-op
+    # re-run asks again (pipeline/noop.py).
+    observed: dict[tuple[str, str, str], str | None] = field(default_factory=dict,
+                                                              compare=False, repr=False)
 
     @property
     def address(self) -> str:
@@ -159,20 +161,22 @@ class HttpRegistry:
     def manifest_digest(self, name: str, reference: str) -> str | None:
         """Digest the registry holds for name:tag or name@digest (manifest HEAD), or None."""
         response = self._read_manifest("HEAD", name, reference)
-        return None if response is None else response.headers.get("Docker-Content-Digest")
+        digest = None if response is None else response.headers.get("Docker-Content-Digest")
+        self.observed["manifest", name, reference] = digest
+        return digest
 
     def get_manifest(self, name: str, reference: str) -> Manifest | None:
         """The manifest of name:tag or name@digest, byte for byte, or None if absent."""
         response = self._read_manifest("GET", name, reference)
-        if response is None:
+        digest = None if response is None else response.headers.get("Docker-Content-Digest") \
+            or "sha256:" + hashlib.sha256(response.content).hexdigest()
+        self.observed["manifest", name, reference] = digest
+        if response is None or digest is None:
             return None
-        digest = response.headers.get("Docker-Content-Digest") or (
-            "sha256:" + hashlib.sha256(response.content).hexdigest())
         return Manifest(response.content, response.headers.get("Content-Type", ""), digest)
 
     def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str:
         """Point name:tag at an existing manifest (its blobs are already there): no push."""
-        self.asked.add(("manifest", name, tag))
         url = self.url(name, "manifests", tag)
         response = self._request("PUT", url, {"Content-Type": manifest.media_type},
                                  manifest.body, scope_for(self.path(name), write=True))
@@ -180,6 +184,7 @@ class HttpRegistry:
         held = response.headers.get("Docker-Content-Digest", manifest.digest)
         if held != manifest.digest:
             raise RegistryError(f"{url}: registry stored {held}, expected {manifest.digest}")
+        self.observed["manifest", name, tag] = held
         return held
 
     def list_tags(self, name: str) -> list[str]:
@@ -194,8 +199,9 @@ class HttpRegistry:
         return registry_blobs.put_blob(self, name, data)
 
     def get_blob(self, name: str, digest: str) -> bytes:
-        self.asked.add(("blob", name, digest))
-        return registry_blobs.get_blob(self, name, digest)
+        data = registry_blobs.get_blob(self, name, digest)
+        self.observed["blob", name, digest] = "blob"
+        return data
 
     def has_blob(self, name: str, digest: str) -> bool:
         """Whether the registry holds the blob, asked with read access only."""
@@ -223,7 +229,6 @@ class HttpRegistry:
             return False
 
     def _read_manifest(self, method: str, name: str, reference: str) -> requests.Response | None:
-        self.asked.add(("manifest", name, reference))
         url = self.url(name, "manifests", reference)
         response = self._request(method, url, {"Accept": MANIFEST_TYPES},
                                  scope=scope_for(self.path(name), write=False))

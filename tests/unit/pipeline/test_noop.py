@@ -83,16 +83,21 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project
         options = ReleaseOptions(tmp_path / "releases" / "26.11.yaml", registry=address,
                                  build_dir=tmp_path / "build", show_logs=False)
         registry = parse_registry(address)
+        inputs = noop.fingerprint(options)
         registry.manifest_digest("jax", "26.11-py3")
         registry.manifest_digest("jax", "key-1")
-        registry.asked.add(("blob", "jax", BLOB))
-        noop.remember(options, registry, record)
+        registry.observed["blob", "jax", BLOB] = "blob"  # as `get_blob` leaves it
+        noop.remember(options, inputs, registry, record)
         held.requests.clear()
         yield Project(options, record, held, address)
 
 
+def answered(options: ReleaseOptions) -> noop.NoopAnswer | None:
+    return noop.answered(options, noop.fingerprint(options))
+
+
 def test_an_unchanged_release_is_answered_with_one_head_per_reference(project: Project) -> None:
-    answer = noop.answered(project.options)
+    answer = answered(project.options)
     assert answer is not None
     assert (answer.release_dir, answer.checked) == (project.record.parent, 3)
     assert sorted(project.held.requests) == sorted([
@@ -109,7 +114,7 @@ def test_a_registry_that_changed_since_is_not_a_no_op(project: Project, change: 
         del project.held.manifests["/v2/jax/manifests/26.11-py3"]
     else:
         project.held.blobs.clear()
-    assert noop.answered(project.options) is None
+    assert answered(project.options) is None
 
 
 def _edit(path: Path) -> None:
@@ -141,12 +146,12 @@ def test_any_input_that_changed_since_is_not_a_no_op(project: Project, change: s
         monkeypatch.setenv("NGC_SIGNING_KEY", str(key))
     else:  # the same host with GPUs now: its preflight and GPU validation run
         monkeypatch.setenv("NGC_GPU", "required")
-    assert noop.answered(options) is None
+    assert answered(options) is None
 
 
 def test_a_record_changed_since_is_not_a_no_op(project: Project) -> None:
     _edit(project.record)
-    assert noop.answered(project.options) is None
+    assert answered(project.options) is None
 
 
 def test_a_memo_this_host_did_not_sign_is_not_taken_at_its_word(project: Project) -> None:
@@ -157,21 +162,21 @@ def test_a_memo_this_host_did_not_sign_is_not_taken_at_its_word(project: Project
     memo["registry"] = "127.0.0.1:1"
     memo["references"] = []
     memo_file.write_text(json.dumps(memo))
-    assert noop.answered(project.options) is None
+    assert answered(project.options) is None
     memo["mac"] = "0" * 64
     memo_file.write_text(json.dumps(memo))
-    assert noop.answered(project.options) is None
+    assert answered(project.options) is None
 
 
 @pytest.mark.parametrize("text", ["", "not json", "[]", '{"mac": 1}', '{"version": 1}'])
 def test_a_damaged_memo_is_no_memo(project: Project, text: str) -> None:
     noop.memo_path(project.options).write_text(text)
-    assert noop.answered(project.options) is None
+    assert answered(project.options) is None
 
 
 def test_a_memo_key_cut_short_is_no_key(project: Project, tmp_path: Path) -> None:
     (tmp_path / "state" / noop.MAC_KEY_FILE).write_bytes(b"short")
-    assert noop.answered(project.options) is None
+    assert answered(project.options) is None
 
 
 @pytest.mark.parametrize("change", ["as_json", "no push", "no promote"])
@@ -184,7 +189,7 @@ def test_json_runs_and_runs_that_publish_nothing_never_take_the_memo(project: Pr
         push, promote = change != "no push", change != "no promote"
         options = dataclasses.replace(options, policy=RunPolicy(push=push, promote=promote))
         assert not noop.applies(options)
-    assert noop.answered(options) is None
+    assert answered(options) is None
 
 
 def test_a_json_run_leaves_a_memo_for_the_next_plain_one(project: Project) -> None:
@@ -192,22 +197,45 @@ def test_a_json_run_leaves_a_memo_for_the_next_plain_one(project: Project) -> No
     noop.forget(as_json)
     registry = parse_registry(project.address)
     registry.manifest_digest("jax", "26.11-py3")
-    noop.remember(as_json, registry, project.record)
-    assert noop.answered(project.options) is not None
+    noop.remember(as_json, noop.fingerprint(as_json), registry, project.record)
+    assert answered(project.options) is not None
+
+
+def test_a_tag_moved_while_the_run_went_on_is_not_what_the_memo_accepts(
+        project: Project) -> None:
+    """The memo holds what the run itself saw, never a look taken after it."""
+    registry = parse_registry(project.address)
+    inputs = noop.fingerprint(project.options)
+    registry.manifest_digest("jax", "26.11-py3")
+    project.held.manifests["/v2/jax/manifests/26.11-py3"] = OTHER  # another client, mid-run
+    noop.remember(project.options, inputs, registry, project.record)
+    assert answered(project.options) is None
+
+
+def test_an_input_edited_while_the_run_went_on_is_not_what_the_memo_accepts(
+        project: Project) -> None:
+    """The fingerprint is taken before the run reads anything: the edit it did not build
+    makes the next run a whole one."""
+    registry = parse_registry(project.address)
+    inputs = noop.fingerprint(project.options)
+    _edit(project.options.manifest.parent.parent / "templates" / "base.Dockerfile.j2")
+    registry.manifest_digest("jax", "26.11-py3")
+    noop.remember(project.options, inputs, registry, project.record)
+    assert answered(project.options) is None
 
 
 def test_a_registry_that_does_not_answer_leaves_it_to_the_whole_run(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NGC_RETRIES", "1")
     project.held.down = True
-    assert noop.answered(project.options) is None
+    assert answered(project.options) is None
     assert noop.memo_path(project.options).is_file()  # the whole run decides what it means
 
 
 def test_a_run_holding_the_release_folder_is_named(project: Project) -> None:
     with release_lock(project.record.parent, lambda _: None), \
             pytest.raises(InputError, match="is in use by ngc-builder PID"):
-        noop.answered(project.options)
+        answered(project.options)
 
 
 def test_the_command_answers_without_loading_the_whole_run(project: Project) -> None:
