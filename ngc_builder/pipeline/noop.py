@@ -130,12 +130,14 @@ def remember(options: ReleaseOptions, inputs: str, registry: Registry, record: P
             "registry": registry.address, "record": str(record.resolve()),
             "record_sha256": _file_sha256(record),
             "references": [[*ref, observed[ref]] for ref in sorted(observed)]}
-    key = _mac_key(create=True)
-    if key is None:
-        return
     memo = memo_path(options)
-    memo.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(memo, json.dumps({**body, "mac": _mac(body, key)}))
+    try:  # a memo that cannot be written only makes the next run a whole one
+        key = _mac_key(create=True)
+        if key is not None:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(memo, json.dumps({**body, "mac": _mac(body, key)}))
+    except OSError:
+        memo.unlink(missing_ok=True)
 
 
 def summary(answer: NoopAnswer) -> str:

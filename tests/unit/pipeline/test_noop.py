@@ -261,3 +261,14 @@ def test_a_whole_run_forgets_the_memo_first(project: Project) -> None:
     with pytest.raises(InputError):
         release_command(project.options)
     assert not noop.memo_path(project.options).exists()
+
+
+def test_a_memo_that_cannot_be_written_leaves_the_run_as_it_was(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state folder that cannot hold the memo key: no memo, no error, the next run whole."""
+    monkeypatch.setenv("NGC_STATE_DIR", str(project.record))  # a file: no folder under it
+    registry = parse_registry(project.address)
+    registry.manifest_digest("jax", "26.11-py3")
+    noop.remember(project.options, noop.fingerprint(project.options), registry,
+                  project.record)
+    assert not noop.memo_path(project.options).exists()
