@@ -5,6 +5,7 @@ machine stops mid-write; and no credential is in them."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -40,3 +41,11 @@ def _sync_folder(folder: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

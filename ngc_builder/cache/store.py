@@ -4,7 +4,6 @@ from the cache is what the lock names; the same file is never downloaded twice."
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 import shutil
@@ -14,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import file_sha256 as file_sha256
 from ngc_builder.files import write_atomic
 from ngc_builder.lock.models import AptPackage, PipPackage
 from ngc_builder.services.environment import setting, xdg_home
@@ -83,14 +83,6 @@ class PackageCache:
         shutil.move(str(source), partial)
         partial.chmod(0o644)
         os.replace(partial, destination)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _unique(packages: list[Package]) -> list[Package]:

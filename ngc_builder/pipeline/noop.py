@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ngc_builder
-from ngc_builder.files import write_atomic
+from ngc_builder.files import file_sha256, write_atomic
 from ngc_builder.manifest.paths import PROJECT_FOLDERS, SITE_FILE, default_root, lock_path
 from ngc_builder.pipeline.options import ReleaseOptions
 from ngc_builder.publish.key_files import configured_key_text
@@ -197,7 +197,7 @@ def _inputs(options: ReleaseOptions) -> Iterator[tuple[str, bytes]]:
     yield "signing key", configured_key_text() or b""
     sites = [root / SITE_FILE, options.site, setting("NGC_SITE")]
     for path in [manifest, lock_path(manifest), *(Path(p) for p in sites if p)]:
-        yield f"file {path}", _content(path)
+        yield f"file {path}", _file_sha256(path).encode()
     for folder in (*(root / name for name in PROJECT_FOLDERS),
                    Path(ngc_builder.__file__).parent):
         yield from _tree(folder)
@@ -214,14 +214,7 @@ def _tree(folder: Path) -> Iterator[tuple[str, bytes]]:
         seen.add(real)
         folders[:] = sorted(name for name in folders if name != "__pycache__")
         for name in sorted(files):
-            yield f"file {os.path.join(top, name)}", _content(Path(top, name))
-
-
-def _content(path: Path) -> bytes:
-    try:
-        return hashlib.sha256(path.read_bytes()).digest()
-    except OSError:
-        return b"(none)"
+            yield f"file {os.path.join(top, name)}", _file_sha256(Path(top, name)).encode()
 
 
 def _absolute(value: object) -> str:
@@ -229,8 +222,9 @@ def _absolute(value: object) -> str:
 
 
 def _file_sha256(path: Path) -> str:
+    """The file's sha256, or "" for one that cannot be read (absent: another input)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return file_sha256(path)
     except OSError:
         return ""
 
