@@ -48,7 +48,7 @@ test: setup engine slurm ## unit + integration tests (real engine, real registry
 	$(BIN)/python -m pytest -m "(unit or integration) and not extended" $(PYTEST_ARGS)
 
 test-extended: setup engine slurm ## the extended integration tests (docs/testing.md): on demand and before a release
-	$(BIN)/python -m pytest -m extended $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m extended --session-timeout=7200 $(PYTEST_ARGS)
 
 unit: setup ## fast tests, no engine
 	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
@@ -56,7 +56,7 @@ unit: setup ## fast tests, no engine
 integration: setup engine slurm ## tests against the real engine and registry
 	$(BIN)/python -m pytest -m "integration and not extended" $(PYTEST_ARGS)
 
-clean-test-leftovers: setup engine ## throwaway tags, images and registry repositories of test sessions that were killed
+clean-test-leftovers: setup engine ## throwaway tags and images, and the registries, of test sessions that were killed
 	$(BIN)/python -m tests.leftovers
 
 test-faults: setup engine ## faults on the real engine and registry, one path per fault class (root; docs/reliability.md); the rest are in test-extended

@@ -120,3 +120,6 @@ CONFIG
 command -v curl >/dev/null || apt_install curl
 ensure_engine
 ensure_registry
+# The test sessions start registries of their own (tests/suite_registry.py), whoever serves
+# the shared one.
+command -v docker-registry >/dev/null || apt_install docker-registry

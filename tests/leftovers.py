@@ -1,17 +1,17 @@
 """What a test session leaves behind, taken away again: the engine's throwaway tags and the
 images only they held, and the registry repositories the session pushed under a throwaway
-namespace. A CI run on a machine that had run the suites a few dozen times failed with `no
-space left on device`: 90 throwaway tags pinned their layers, 200 test repositories held 6 GB
-of the registry's blobs, and images pulled by digest (no tag) were never removed."""
+namespace (in the session's own registry, tests/suite_registry.py, whose storage goes whole
+with it; only in a registry the user named with $NGC_TEST_REGISTRY are they deleted one by
+one). Only what this session added goes; `remove_all` sweeps what killed sessions left, by
+names only tests use. A CI run on a machine that had run the suites a few dozen times failed
+with `no space left on device`: 90 throwaway tags pinned their layers, 200 test repositories
+held 6 GB of the registry's blobs, and images pulled by digest (no tag) were never removed."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import shutil
-import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
@@ -20,7 +20,7 @@ from typing import Any
 
 import docker
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.suite_registry import FOLDERS, SuiteRegistry, planned, sweep_dead_sessions
 
 # The tests' own refs: releases pushed under a random namespace (`<registry>/ci-1a2b3c4d/jax`,
 # pub-, cred-, lock-, team-, faults-...) and test-only local refs. OS bases and keyed builds
@@ -45,9 +45,11 @@ def engine_snapshot(client: Any) -> tuple[set[str], set[str]]:
     return {image.id for image in images}, {tag for image in images for tag in image.tags}
 
 
-def remove_engine_leftovers(client: Any, before: tuple[set[str], set[str]]) -> None:
+def remove_engine_leftovers(client: Any, before: tuple[set[str], set[str]],
+                            unreferenced: bool = True) -> None:
     """Throwaway tags added since `before`, then the images added since that nothing names any
-    more but a throwaway digest reference (a pull by digest) or nothing at all."""
+    more but a throwaway digest reference (a pull by digest), or (`unreferenced`) nothing at
+    all."""
     ids_before, tags_before = before
     images = client.images.list(all=False)
     added_tags = {tag for image in images for tag in image.tags} - tags_before
@@ -55,14 +57,16 @@ def remove_engine_leftovers(client: Any, before: tuple[set[str], set[str]]) -> N
         with contextlib.suppress(docker.errors.APIError):
             client.images.remove(tag)
     for image in client.images.list(all=False):
-        if image.id not in ids_before and _unnamed(image):
+        if image.id not in ids_before and _unnamed(image, unreferenced):
             with contextlib.suppress(docker.errors.APIError):  # a child still uses it
                 client.images.remove(image.id)
 
 
-def _unnamed(image: Any) -> bool:
+def _unnamed(image: Any, unreferenced: bool) -> bool:
     digests = image.attrs.get("RepoDigests") or []
-    return not image.tags and all(throwaway(ref.split("@")[0] + ":") for ref in digests)
+    if image.tags or not (digests or unreferenced):
+        return False
+    return all(throwaway(ref.split("@")[0] + ":") for ref in digests)
 
 
 def _call(host: str, path: str, method: str = "GET") -> Any:
@@ -108,44 +112,22 @@ def _manifest_digests(host: str, repository: str) -> set[str]:
     return digests
 
 
-def collect_garbage(host: str, state_dir: Path) -> None:
-    """The blobs no manifest holds any more, swept when the registry is the one
-    ci/setup-engine.sh started (its config under the state dir, serving `host`)."""
-    config = state_dir / "registry" / "config.yml"
-    tool = shutil.which("docker-registry")
-    if tool is None or not config.is_file() or not _serves(config, host):
-        return
-    subprocess.run([tool, "garbage-collect", str(config)], capture_output=True, check=False,
-                   timeout=600)
+def remove_all(client: Any, state_dir: Path) -> None:
+    """What killed test sessions left (`make clean-test-leftovers`, which .ci/run calls
+    first): the engine's throwaway tags and the images only throwaway references name, and
+    the registries of dead sessions (tests/suite_registry.py). An image no reference names at
+    all is left: whose it is cannot be told, and a release beside the tests may be using it."""
+    remove_engine_leftovers(client, (set(), set()), unreferenced=False)
+    for folder in sweep_dead_sessions(state_dir / FOLDERS):
+        print(f"leftovers: removed the registry of a dead test session: {folder}")
 
 
-def _serves(config: Path, host: str) -> bool:
-    match = re.search(r"^\s*addr:\s*(\S+)\s*$", config.read_text(), re.MULTILINE)
-    if match is None:
-        return False
-    address = match.group(1).replace("127.0.0.1", "localhost")
-    return address == host.split("/")[0].replace("127.0.0.1", "localhost")
-
-
-def remove_all(client: Any, host: str, state_dir: Path) -> None:
-    """Every throwaway tag, image and repository, whoever left it (a session killed before its
-    teardown): `make clean-test-leftovers`, which .ci/run calls first."""
-    remove_engine_leftovers(client, (set(), set()))
-    repositories = registry_repositories(host)
-    delete_repositories(host, sorted(name for name in repositories if throwaway(f"/{name}")))
-    collect_garbage(host, state_dir)
-
-
-def configured_registry() -> str:
-    """The registry the tests push to: $NGC_TEST_REGISTRY, else where ci/setup-engine.sh put
-    ngc-builder's (another port when its default was taken), else localhost:5000."""
-    done = subprocess.run(["bash", str(REPO / "ci" / "registry-option.sh")],
-                          capture_output=True, text=True, check=False)
-    found = done.stdout.split()[-1] if done.stdout.strip() else None
-    return os.environ.get("NGC_TEST_REGISTRY") or found or "localhost:5000"
+def configured_registry(state_dir: Path) -> SuiteRegistry:
+    """The registry the tests push to: $NGC_TEST_REGISTRY, else one of the session's own."""
+    return planned(state_dir)
 
 
 if __name__ == "__main__":
     from ngc_builder.services.environment import state_dir as configured_state_dir
 
-    remove_all(docker.from_env(timeout=900), configured_registry(), configured_state_dir())
+    remove_all(docker.from_env(timeout=900), configured_state_dir())

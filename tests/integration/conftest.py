@@ -1,5 +1,6 @@
 """Integration fixtures: one real small release, built once per session against the real
-engine and registry that `make engine` (ci/setup-engine.sh) starts."""
+engine that `make engine` (ci/setup-engine.sh) starts and a real registry of the session's
+own (tests/suite_registry.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ import docker
 import pytest
 
 from ngc_builder.lock.models import dump_lock, load_lock, lock_path
+from ngc_builder.services.environment import state_dir
 from tests.conftest import DATA, REPO
 from tests.leftovers import (
-    collect_garbage,
     configured_registry,
     delete_repositories,
     engine_snapshot,
@@ -27,7 +28,8 @@ from tests.leftovers import (
     throwaway,
 )
 
-REGISTRY_HOST = configured_registry()
+SUITE_REGISTRY = configured_registry(state_dir())
+REGISTRY_HOST = SUITE_REGISTRY.host
 
 
 @dataclass(frozen=True)
@@ -91,18 +93,22 @@ def docker_client() -> Any:
 
 @pytest.fixture(scope="session", autouse=True)
 def test_images_removed() -> Iterator[None]:
-    """Each session leaves the engine and the registry as it found them, keyed builds aside
-    (tests/leftovers.py): a day of `make test` runs filled this machine's disk."""
-    from ngc_builder.services.environment import state_dir
-
+    """Each session starts its own registry (tests/suite_registry.py) and leaves the engine
+    and the registries as it found them, keyed builds aside (tests/leftovers.py): a day of
+    `make test` runs filled this machine's disk."""
     client = docker.from_env(timeout=900)
     engine_before = engine_snapshot(client)
+    SUITE_REGISTRY.start()
     repositories_before = registry_repositories(REGISTRY_HOST)
-    yield
-    remove_engine_leftovers(client, engine_before)
-    added = registry_repositories(REGISTRY_HOST) - repositories_before
-    delete_repositories(REGISTRY_HOST, sorted(filter(lambda name: throwaway(f"/{name}"), added)))
-    collect_garbage(REGISTRY_HOST, state_dir())
+    try:
+        yield
+    finally:
+        remove_engine_leftovers(client, engine_before)
+        if SUITE_REGISTRY.own is None:  # the user's: only what this session added
+            added = registry_repositories(REGISTRY_HOST) - repositories_before
+            delete_repositories(REGISTRY_HOST,
+                                sorted(filter(lambda name: throwaway(f"/{name}"), added)))
+        SUITE_REGISTRY.finish()
 
 
 @pytest.fixture(scope="session")

@@ -59,9 +59,12 @@ def test_the_banner_goes_to_stderr_and_the_command_keeps_stdout_and_status(
 READY = "ngc-test-ready"
 
 
-def stopped(ref: str, program: str) -> tuple[int, float]:
-    """Start `program` in the image, `docker stop` it; its exit code and how long stop took."""
-    started = docker("run", "-d", ref, "python", "-c", f"print('{READY}', flush=True); {program}")
+def stopped(ref: str, setup: str = "") -> tuple[int, float]:
+    """Run `setup` in the image, then say READY and sleep; `docker stop` it once READY is out:
+    its exit code and how long stop took. READY comes after `setup` (a signal handler it
+    installs is in place before the stop can arrive)."""
+    program = f"import time\n{setup}\nprint('{READY}', flush=True)\ntime.sleep(300)"
+    started = docker("run", "-d", ref, "python", "-c", program)
     container = started.stdout.strip()
     try:
         wait_until(lambda: READY in docker("logs", container).stdout, 60,
@@ -81,11 +84,10 @@ def test_docker_stop_reaches_the_command_and_its_status_comes_back(
     ref = ref_of(ci_release, "jax")
     # No handler: SIGTERM ends it (128 + 15) at once, not after the 20 s stop timeout (a
     # command that were PID 1 itself would ignore SIGTERM and be killed: 137).
-    code, took = stopped(ref, "import time; time.sleep(300)")
+    code, took = stopped(ref)
     assert code == 143 and took < 10
-    code, took = stopped(ref, "import signal, sys, time\n"
-                              "signal.signal(signal.SIGTERM, lambda *_: sys.exit(42))\n"
-                              "time.sleep(300)")
+    code, took = stopped(ref, "import signal, sys\n"
+                              "signal.signal(signal.SIGTERM, lambda *_: sys.exit(42))")
     assert code == 42 and took < 10
 
 

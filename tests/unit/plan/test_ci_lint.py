@@ -1,13 +1,14 @@
 """The generated pipelines pass the services' published JSON schemas (the copies
-check-jsonschema ships, so no download) and actionlint with zero findings (with shellcheck
-over every `run:` script when shellcheck is on PATH). Both tools come with the dev extra."""
+check-jsonschema ships, so no download) and actionlint with zero findings, shellcheck reading
+every `run:` script. The first two come with the dev extra, shellcheck with ci/setup-host.sh:
+without it actionlint leaves the scripts unread, so its absence is a skip (a failure in CI),
+never a pass."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -74,9 +75,25 @@ def test_the_gitlab_include_line_is_a_valid_pipeline() -> None:
 
 
 def test_actionlint_finds_nothing(written: Path) -> None:
-    if shutil.which("shellcheck") is None:
-        warnings.warn("shellcheck is not on PATH: actionlint checked the workflow without "
-                      "checking its run: scripts", stacklevel=1)
+    shellcheck_present()
     result = run([tool("actionlint"), "-no-color", "-config-file", str(ACTIONLINT_FILE),
                   str(GITHUB_FILE), str(BUMP_FILE)], written)
     assert (result.returncode, result.stdout + result.stderr) == (0, "")
+
+
+def shellcheck_present() -> None:
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck not installed: actionlint would leave every run: script "
+                    "unread (ci/setup-host.sh installs it)")
+
+
+def test_actionlint_reads_the_run_scripts_with_shellcheck(tmp_path: Path) -> None:
+    """What the test above relies on: a script shellcheck objects to is a finding."""
+    shellcheck_present()
+    workflow = tmp_path / ".github" / "workflows" / "x.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
+                        "      - run: cd $HOME/a b; rm -rf $folder/\n")
+    result = run([tool("actionlint"), "-no-color", str(workflow)], tmp_path)
+    assert result.returncode == 1 and "shellcheck reported issue" in result.stdout, \
+        result.stdout + result.stderr
