@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -12,6 +12,7 @@ from ngc_builder import __version__
 from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OFFLINE, OS_SOURCE, REGISTRY, ROOT
 from ngc_builder.cli_run import ci, release, validate
 from ngc_builder.commands.guard import guarded
+from ngc_builder.redact import redacted_output
 
 if TYPE_CHECKING:
     from ngc_builder.build.osbase import Strategy
@@ -20,7 +21,16 @@ if TYPE_CHECKING:
 # time than importing every command's modules would take (pipeline/noop.py).
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class CleanedGroup(click.Group):
+    """Click prints its own errors (`Got unexpected extra argument (ARG)`, ARG as given)
+    before any command's guard runs: they go through the same cleaned streams."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        with redacted_output():
+            return super().main(*args, **kwargs)
+
+
+@click.group(cls=CleanedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ngc-builder")
 def main() -> None:
     """Build, validate and publish NGC-style deep learning containers from a release manifest.

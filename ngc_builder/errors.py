@@ -6,7 +6,7 @@ import re
 import signal
 from dataclasses import dataclass
 
-from ngc_builder.redact import strip_userinfo
+from ngc_builder.redact import escape_controls, strip_userinfo
 
 # What no path, name or setting that ends up in a script, a pipeline or a line may hold.
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -22,14 +22,20 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return strip_userinfo(one_line(f"{self.file}:{self.line}: {self.field}: "
+        # Stripped first: a raw newline still ends the word a secret lies in.
+        return one_line(strip_userinfo(f"{self.file}:{self.line}: {self.field}: "
                                        f"{self.message}"))
 
 
 def one_line(text: str) -> str:
     """`text` with its control characters written as escapes: a problem is one line, whatever
     a hostile file name or value holds (a newline would forge a second line of output)."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    return escape_controls(text)
+
+
+def message_line(text: str) -> str:
+    """A message as it may be printed, recorded or logged: no credential, one line."""
+    return one_line(strip_userinfo(text))
 
 
 class InputError(Exception):
@@ -44,7 +50,7 @@ class StepError(Exception):
     """A failed step on one image (exit code 1): names the image and the step."""
 
     def __init__(self, image: str, step: str, message: str) -> None:
-        message = strip_userinfo(message)  # it lands in records and logs
+        message = message_line(message)  # it lands in records, logs and one line of output
         super().__init__(f"{image}: {step}: {message}")
         self.image = image
         self.step = step
@@ -53,6 +59,19 @@ class StepError(Exception):
 
 class EngineError(Exception):
     """The Docker engine or registry could not be reached or refused a request."""
+
+    def __init__(self, message: str) -> None:
+        # It names engine URLs and references (hostile input), and is printed as one line.
+        super().__init__(message_line(message))
+
+
+class EngineSetupError(EngineError):
+    """The engine cannot even be asked: its URL or its TLS folder is wrong (`reason` says
+    which), not an engine that does not answer."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"the Docker engine at {where}: {reason}")
+        self.reason = message_line(reason)
 
 
 def os_problem(error: OSError) -> str:

@@ -12,7 +12,7 @@ import docker.errors
 import requests
 
 from ngc_builder.errors import StepError
-from ngc_builder.files import write_atomic
+from ngc_builder.files import DATA_LIMIT, read_text, write_atomic
 from ngc_builder.services.engine import Engine
 
 PIP_LIST = ["python", "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]
@@ -68,5 +68,5 @@ def diff(before: dict[str, str], after: dict[str, str]) -> PackageDiff:
 
 
 def load(path: Path) -> dict[str, dict[str, str]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(read_text(path, DATA_LIMIT))
     return {"pip": dict(data.get("pip") or {}), "dpkg": dict(data.get("dpkg") or {})}

@@ -15,7 +15,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from ngc_builder.files import write_atomic
+from ngc_builder.files import INPUT_LIMIT, read_text, write_atomic
 
 
 def round_trip() -> YAML:
@@ -57,5 +57,5 @@ def edited(text: str, release: str, versions: Mapping[int, str],
 def write_edited(source: Path, target: Path, release: str, versions: Mapping[int, str],
                  stacks: Mapping[str, Mapping[str, str]], cuda: Mapping[str, str],
                  packages: PackageEdits | None = None) -> None:
-    text = edited(source.read_text(encoding="utf-8"), release, versions, stacks, cuda, packages)
+    text = edited(read_text(source, INPUT_LIMIT), release, versions, stacks, cuda, packages)
     write_atomic(target, text)

@@ -25,10 +25,18 @@ def seed_lock(previous: Path, bumped: Path, release: str) -> list[str]:
     loaded = load_release(bumped)
     plan = plan_release(loaded)
     seeded = load_lock(lock_path(bumped))
-    moved = {problem.field.removeprefix("images.")
+    moved = {_image_of(problem.field, [spec.name for spec in plan.images])
              for problem in stale_problems(loaded, plan, seeded, lock_path(bumped))
              if problem.field.startswith("images.")}
     for spec in plan.images:  # parents come first: a moved parent moves its children
         if spec.parent in moved:
             moved.add(spec.name)
     return [spec.name for spec in plan.images if spec.name in moved]
+
+
+def _image_of(field: str, names: list[str]) -> str:
+    """The image a lock field names: `images.jax` and `images.jax.error` both name jax (a
+    name may hold a '.' itself, so the release's own names decide where it ends)."""
+    rest = field.removeprefix("images.")
+    found = [name for name in names if rest == name or rest.startswith(name + ".")]
+    return max(found, key=len, default=rest)

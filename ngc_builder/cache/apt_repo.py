@@ -18,9 +18,11 @@ from pathlib import Path, PurePosixPath
 
 from ngc_builder.cache.address import build_url
 from ngc_builder.errors import StepError
+from ngc_builder.files import read_regular
 from ngc_builder.lock.models import AptPackage
 
 AR_MAGIC = b"!<arch>\n"
+DEB_LIMIT = 4 << 30  # Debian's largest .debs are about 1 GB: read whole, never without end
 AR_HEADER = 60
 # Fields that describe one copy of a file in one archive: ours replace them.
 FILE_FIELDS = frozenset({"filename", "size", "md5sum", "sha1", "sha256", "sha512"})
@@ -39,7 +41,7 @@ def deb_stanza(deb: Path) -> str:
     is to read. Zstandard members (Ubuntu) are refused with a clear error, since Python 3.11's
     tarfile cannot open them.
     """
-    data = deb.read_bytes()
+    data = read_regular(deb, DEB_LIMIT)
     if not data.startswith(AR_MAGIC):
         raise DebError(f"{deb.name}: not an ar archive")
     try:
@@ -197,9 +199,12 @@ def verify_downloaded(packages: list[AptPackage]) -> list[str]:
     """Fail the step unless every .deb apt downloaded has a locked sha256, naming the package
     by its file name (apt's `name_version_arch.deb`): nothing reached dpkg yet."""
     hashes = _listed(sorted({p.sha256 for p in packages}))
-    check = ('[ -e "$f" ] || continue; s="$(sha256sum "$f")"; s="${s%% *}"; n="${f##*/}"; '
-             'grep -qxF "$s" "$d/sha256" || { echo "ngc-builder: ${n%%_*}: sha256 $s is not '
-             'the locked one: refused before dpkg" >&2; exit 1; }')
+    # The name comes from whoever served the index: the file is hashed from stdin (sha256sum
+    # escapes a name with a backslash, hash and all) and the name printed by printf's %s
+    # (dash's echo reads `\n` and `\c` in it, forging or cutting the refusal).
+    check = ('[ -e "$f" ] || continue; s="$(sha256sum < "$f")"; s="${s%% *}"; n="${f##*/}"; '
+             'grep -qxF "$s" "$d/sha256" || { printf \'ngc-builder: %s: sha256 %s is not '
+             'the locked one: refused before dpkg\\n\' "${n%%_*}" "$s" >&2; exit 1; }')
     return [f'printf \'%s\\n\'{hashes} > "$d/sha256"',
             f"for f in /var/cache/apt/archives/*.deb; do \\\n        {check}; done"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ngc_builder.cache.apt_repo import deb_stanza, packages_index, repo_path
 from ngc_builder.cache.store import PackageCache
-from ngc_builder.files import write_atomic
+from ngc_builder.files import INPUT_LIMIT, read_text, write_atomic
 from ngc_builder.lock.models import AptPackage, normalise
 
 
@@ -54,4 +54,4 @@ def _stanza(cache: PackageCache, package: AptPackage) -> str:
     kept = cache.deb_path(package).with_name("control")
     if not kept.is_file():
         write_atomic(kept, deb_stanza(cache.deb_path(package)))
-    return kept.read_text(encoding="utf-8")
+    return read_text(kept, INPUT_LIMIT)

@@ -27,6 +27,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from ngc_builder.cache.store import MARKER, SERVED_TREES
+from ngc_builder.errors import message_line
 
 LOG_BYTES = 8 << 20
 LOG_BACKUPS = 2
@@ -51,7 +52,9 @@ class CacheHandler(SimpleHTTPRequestHandler):
         return None
 
     def log_message(self, format: str, *args: object) -> None:
-        requests_log.info("%s %s", self.address_string(), format % args)
+        # The request line is whatever a container sent: an ESC or a CR in its path would
+        # reach whoever reads the log on a terminal, a newline would forge a log line.
+        requests_log.info("%s %s", self.address_string(), message_line(format % args))
 
 
 NOWHERE = "/nonexistent/ngc-cache"  # translate_path's answer for what is not served: a 404

@@ -15,6 +15,7 @@ from typing import Any, get_args
 
 from ngc_builder.build import packages
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import DATA_LIMIT, read_text
 from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.manifest.platforms import Platform
 from ngc_builder.manifest.source import load_yaml
@@ -175,6 +176,6 @@ def package_lists(path: Path) -> dict[str, dict[str, str]]:
 def run_report(path: Path) -> RunReport | str:
     """The runner's report, or why it cannot be read (shown on the page)."""
     try:
-        return RunReport.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        return RunReport.from_dict(json.loads(read_text(path, DATA_LIMIT)))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return f"{path}: unreadable validation report ({str(exc).splitlines()[0]})"

@@ -17,10 +17,10 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_INPUT, EXIT_OK
-from ngc_builder.errors import EngineError, InputError, Problem
+from ngc_builder.errors import EngineError, EngineSetupError, InputError, Problem, message_line
+from ngc_builder.files import INPUT_LIMIT, read_text
 from ngc_builder.publish.keys import load_public
 from ngc_builder.publish.signing import signature_problem
-from ngc_builder.redact import strip_userinfo
 from ngc_builder.services.engine import DockerEngine
 from ngc_builder.services.registry import RegistryAuthError, RegistryError, parse_registry
 from ngc_builder.services.remote_image import (
@@ -57,7 +57,7 @@ def check_host_command(options: CheckHostOptions, registry_for: RegistryFor | No
         image = remote_image(options.ref, registry_for or _registry)
         unsigned = _unsigned(options.ref, registry_for or _registry, image, public)
     except (BadReference, ImageNotFound, RegistryError) as exc:
-        return _bad_input(options, strip_userinfo(str(exc)))
+        return _bad_input(options, str(exc))
     if unsigned is not None:  # refused before anything else is asked of it
         return _bad_input(options, f"{unsigned} (key {options.key})", EXIT_FAILED)
     findings = judge(image, (host or this_host)())
@@ -77,7 +77,7 @@ def _unsigned(text: str, registry_for: RegistryFor, image: RemoteImage,
 
 def _key_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path, INPUT_LIMIT)  # a public key: anyone's to read, never a FIFO
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError([Problem(str(path), 1, "--key", getattr(exc, "strerror", None)
                                   or "not a text file")]) from None
@@ -105,6 +105,8 @@ def this_host() -> HostFacts:
     error = ""
     try:
         engine.ping()
+    except EngineSetupError as exc:  # a TLS folder or a port that is wrong, named
+        error = exc.reason
     except EngineError:
         error = "it does not answer"
     return gather(HostProbes(load_pynvml(), None if error else engine, engine.where, error))
@@ -126,8 +128,9 @@ def document(image: RemoteImage, findings: list[Finding]) -> dict[str, object]:
 
 
 def _bad_input(options: CheckHostOptions, message: str, code: int = EXIT_INPUT) -> int:
+    """`error: REF: why`, one line (a newline in REF would forge a second), no credential."""
     shown = options.ref if len(options.ref) <= 120 else options.ref[:120] + "..."
-    line = message if message.startswith(options.ref) else f"{shown}: {message}"
+    line = message_line(message if message.startswith(options.ref) else f"{shown}: {message}")
     print(f"error: {line}", file=sys.stderr)
     if options.as_json:
         print(json.dumps({"ok": False, "exit": code, "problems": [{"message": line}]},

@@ -17,6 +17,7 @@ from ngc_builder.errors import (
     Interrupted,
     Problem,
     StepError,
+    message_line,
     os_problem,
 )
 from ngc_builder.redact import redacted_output, strip_userinfo
@@ -29,7 +30,8 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline's early r
 def guarded(action: Callable[[], int], as_json: bool = False) -> int:
     """Run a command; turn the errors users cause or meet into lines and exit codes (and,
     under --json, a JSON error document on stdout, which a machine reading it expects).
-    Everything it prints goes out with every URL's credentials stripped."""
+    Everything it prints goes out cleaned (redact.py): credentials stripped, control
+    characters written as escapes."""
     with redacted_output():
         return _guarded(action, as_json)
 
@@ -44,17 +46,13 @@ def _guarded(action: Callable[[], int], as_json: bool) -> int:
         _json_error(as_json, EXIT_INPUT, [_fields(problem) for problem in exc.problems])
         return EXIT_INPUT
     except (StepError, EngineError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        _json_error(as_json, EXIT_FAILED, [{"message": strip_userinfo(str(exc))}])
-        return EXIT_FAILED
+        return _failed(str(exc), as_json)
     except BrokenPipeError:
         # The reader went away (`| head`): not an error of ours, and nothing more to say.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except OSError as exc:  # a full disk or a read-only folder: the user's to fix, in one line
-        print(f"error: {os_problem(exc)}", file=sys.stderr)
-        _json_error(as_json, EXIT_FAILED, [{"message": os_problem(exc)}])
-        return EXIT_FAILED
+        return _failed(os_problem(exc), as_json)
     except Interrupted as exc:
         return _interrupted(exc.signal_name, exc.exit_code, as_json, exc.workers_left)
     except KeyboardInterrupt:
@@ -63,9 +61,18 @@ def _guarded(action: Callable[[], int], as_json: bool) -> int:
         # A bug of ours, not the user's input: one line by default, the traceback on demand.
         if os.environ.get("NGC_DEBUG") == "1":
             raise
-        print(f"internal error: {exc.__class__.__name__}: {exc} (NGC_DEBUG=1 shows where)",
-              file=sys.stderr)
+        print(f"internal error: {exc.__class__.__name__}: {message_line(str(exc))} "
+              "(NGC_DEBUG=1 shows where)", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _failed(message: str, as_json: bool) -> int:
+    """`error: MESSAGE`, one line whatever the message holds (a newline in a hostile name
+    would forge a second line), and its JSON document under --json."""
+    line = message_line(message)
+    print(f"error: {line}", file=sys.stderr)
+    _json_error(as_json, EXIT_FAILED, [{"message": line}])
+    return EXIT_FAILED
 
 
 def _interrupted(signal_name: str, code: int, as_json: bool, workers_left: bool) -> int:
@@ -82,8 +89,9 @@ def _interrupted(signal_name: str, code: int, as_json: bool, workers_left: bool)
 
 
 def _fields(problem: Problem) -> dict[str, object]:
+    # The file as it is named (JSON escapes what it holds), so a machine can open it.
     return {"file": strip_userinfo(problem.file), "line": problem.line, "field": problem.field,
-            "message": strip_userinfo(problem.message)}
+            "message": message_line(problem.message)}
 
 
 def _json_error(as_json: bool, code: int, problems: list[dict[str, object]]) -> None:

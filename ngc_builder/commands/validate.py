@@ -10,12 +10,14 @@ from typing import Any
 
 import docker.errors
 import requests
+from pydantic import TypeAdapter, ValidationError
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import EngineError, InputError, Problem, StepError
+from ngc_builder.files import INPUT_LIMIT, read_text
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model, load_release
-from ngc_builder.manifest.models import NAME_RE, RELEASE_RE
+from ngc_builder.manifest.models import RELEASE_RE, Name
 from ngc_builder.manifest.site import slurm_site
 from ngc_builder.pipeline.interrupt import stop_signals_raise
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
@@ -39,6 +41,9 @@ from ngc_builder.validate.junit import write_junit
 from ngc_builder.validate.node import framework_folder, run_framework
 from ngc_builder.validate.slurm import validate_on_slurm
 from ngc_builder.validate.srun import Worker, workers_for
+
+FRAMEWORK_LABEL = f"{LABEL_PREFIX}.framework"
+MANIFEST_NAME = TypeAdapter(Name)  # the manifest's own rule for a framework's name
 
 
 @dataclass(frozen=True)
@@ -73,8 +78,8 @@ def validate_image_command(options: ValidateImageOptions, engine: Engine | None 
         return validate_slurm_command(options, SubprocessSlurm(), engine)
     if options.runtime == "charliecloud":
         return validate_charliecloud_command(options, engine)
+    ref = checked_reference(options.ref)  # refused here, not as the engine's 404
     engine = engine or connect()
-    ref = options.ref
     expected, name, document = _image_inputs(engine, options)
     outcome = validate_image(engine, ref, expected, gpu_mode(), options.out, name,
                              baselines=document)
@@ -155,7 +160,7 @@ def validate_slurm_command(options: ValidateImageOptions, cluster: SlurmCluster,
     outcome = validate_on_slurm(cluster, site, ref, expected,
                                 "required" if site.gpus > 0 else "none", options.out, name,
                                 baselines=document, framework=framework,
-                                workers=_srun_workers(known, options.root))
+                                workers=_srun_workers(ref, known, options.root))
     if options.junit is not None:
         write_junit(outcome.report, options.junit, f"ngc.{name}")
     return _finish(outcome.report, options.as_json)
@@ -171,24 +176,40 @@ def _local_labels(engine: Engine | None, ref: str) -> dict[str, str]:
     return found
 
 
-def _srun_workers(labels: dict[str, str], root: Path) -> tuple[Worker, ...]:
+def _srun_workers(ref: str, labels: dict[str, str], root: Path) -> tuple[Worker, ...]:
     """The two-process jobs to launch under srun too: the image's CUDA stack and framework
     as its labels (or the release) name them, the probes from this checkout's folder."""
-    name = labels.get(f"{LABEL_PREFIX}.framework")
-    # A label is the image's say: only a manifest name (one plain folder) is looked up here.
-    folder = root / "frameworks" / name if name and NAME_RE.fullmatch(name) else None
-    modules = {path.name: path.read_text(encoding="utf-8") for path in probe_modules(folder)
+    name = framework_label(ref, labels)
+    folder = root / "frameworks" / name if name else None
+    modules = {path.name: read_text(path, INPUT_LIMIT) for path in probe_modules(folder)
                if path.is_file()} if folder is not None and folder.is_dir() else {}
     return workers_for(bool(labels.get(f"{LABEL_PREFIX}.stack")), name, modules)
 
 
 def _framework_of(ref: str, labels: dict[str, str], root: Path) -> Path:
     """Runtime host stages the probes of the image's framework from this checkout."""
-    name = labels.get(f"{LABEL_PREFIX}.framework")
+    name = framework_label(ref, labels)
     if not name:
         raise InputError([Problem(ref, 1, "framework", "runtime host: the image's framework is "
                                   "unknown (no local image with its labels, no --release)")])
     return framework_folder(root, name)
+
+
+def framework_label(ref: str, labels: dict[str, str]) -> str | None:
+    """The image's framework as its label names it, held to the manifest's rule for a
+    framework's name before it names a folder of frameworks/ (whose probes a job stages and
+    runs) or a path in a job script: a label is the image's say, and `../../x` or `/tmp/x`
+    would name a folder anywhere. Refused: bad input, before anything is staged or run."""
+    name = labels.get(FRAMEWORK_LABEL)
+    if name is None:
+        return None
+    try:
+        MANIFEST_NAME.validate_python(name)
+    except ValidationError as exc:
+        why = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise InputError([Problem(ref, 1, FRAMEWORK_LABEL, f"the image's label: {why}; it "
+                                  "names no folder of frameworks/")]) from None
+    return name
 
 
 def _expected_labels(found: dict[str, str], ref: str, manifest: Path | None) -> dict[str, str]:

@@ -24,7 +24,7 @@ from packaging.markers import Marker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ngc_builder.errors import Problem
-from ngc_builder.files import write_atomic
+from ngc_builder.files import INPUT_LIMIT, read_text, write_atomic
 from ngc_builder.lock.deb_closure import Controls, DebFindings, check_debs
 from ngc_builder.lock.inputs import ancestors, apt_requirements, pip_requirements, target_of
 from ngc_builder.lock.models import PipPackage, PlatformLock, ReleaseLock, normalise
@@ -74,7 +74,7 @@ def remembered_requires(path: Path, package: PipPackage, folder: Path) -> tuple[
     to a lock by hand look asked for. A memo of another format or hash is read anew."""
     memo = folder / f"{package.sha256}.json"
     with contextlib.suppress(OSError, ValueError):
-        kept = json.loads(memo.read_text(encoding="utf-8"))
+        kept = json.loads(read_text(memo, INPUT_LIMIT))
         if _memo_holds(kept, package.sha256):
             return tuple(kept["requires"])
     found = wheel_requires(path)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ngc_builder.errors import Problem
+from ngc_builder.files import DATA_LIMIT, read_text
 from ngc_builder.lock.apt import AptResolution
 from ngc_builder.lock.models import AptPackage, ImageLock, ReleaseLock
 from ngc_builder.lock.where import value_line
@@ -20,6 +21,8 @@ from ngc_builder.manifest.platforms import HOST_PLATFORM, MACHINES
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
+
+ERROR_SHOWN = 200  # characters of a locked error quoted in a problem: one short line
 
 
 def target_of(loaded: LoadedRelease, spec: ImageSpec, platform: str = HOST_PLATFORM) -> Target:
@@ -138,7 +141,7 @@ def stale_problems(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock |
     if lock is None:
         return [Problem(shown, 1, "lock", f"no lock for release {plan.release}: run "
                         "`ngc-builder lock MANIFEST`")]
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""  # "": line 1
+    text = read_text(path, DATA_LIMIT) if path.is_file() else ""  # "": line 1
     problems = [Problem(shown, value_line(text, ("images", spec.name)), f"images.{spec.name}",
                         message)
                 for spec in plan.images
@@ -147,7 +150,30 @@ def stale_problems(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock |
     problems += [Problem(shown, value_line(text, ("images", name)), f"images.{name}",
                          "locked but not in the manifest: lock again") for name in extra]
     return problems + _os_staleness(loaded, plan, lock, shown, text) + \
-        _platform_staleness(loaded, plan, lock, shown, text)
+        _platform_staleness(loaded, plan, lock, shown, text) + \
+        _unexpected_errors(plan, lock, shown, text)
+
+
+def _unexpected_errors(plan: ReleasePlan, lock: ReleaseLock, shown: str,
+                       text: str) -> list[Problem]:
+    """Each image, on each platform, that the lock says could not be locked although the
+    manifest expects it to work. `lock` never writes one (it fails instead), so the lock was
+    edited, or the manifest's expect_failure taken away since; either way the release would
+    fail the image only at its turn, and the lock's content check skips it."""
+    problems = []
+    for platform in [HOST_PLATFORM, *sorted(lock.platforms)]:
+        prefix: tuple[str, ...] = () if platform == HOST_PLATFORM else ("platforms", platform)
+        locked = lock.of_platform(platform).images
+        for spec in plan.images:
+            error = locked[spec.name].error if spec.name in locked else None
+            if error is None or (spec.entry is not None and spec.entry.expect_failure):
+                continue
+            where = (*prefix, "images", spec.name, "error")
+            shown_error = error if len(error) <= ERROR_SHOWN else error[:ERROR_SHOWN] + "…"
+            problems.append(Problem(shown, value_line(text, where), ".".join(where),
+                                    f"{spec.name} could not be locked ({shown_error!r}), but the "
+                                    "manifest expects it to work (no expect_failure): lock again"))
+    return problems
 
 
 def _platform_staleness(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,

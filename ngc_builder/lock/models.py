@@ -18,6 +18,7 @@ from typing import TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import DATA_LIMIT, read_text
 from ngc_builder.lock.where import value_line
 from ngc_builder.manifest.paths import lock_path as lock_path
 from ngc_builder.manifest.platforms import HOST_PLATFORM, OtherPlatform
@@ -68,7 +69,8 @@ class ImageLock(Locked):
     inputs: dict[str, list[str]]
     pip: list[PipPackage] = Field(default_factory=list)
     apt: list[AptPackage] = Field(default_factory=list)
-    # Set when the image cannot be resolved (an expect_failure row): the build fails with it.
+    # Set when the image cannot be resolved: only an expect_failure row may have one (a lock
+    # that gives one to another image is refused, lock/inputs.py); the build fails with it.
     error: str | None = None
 
 
@@ -132,7 +134,7 @@ class ReleaseLock(Locked):
 def load_lock(path: Path) -> ReleaseLock | None:
     """The lock at `path`, None when there is none; a damaged lock is an input error."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, DATA_LIMIT)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

@@ -11,7 +11,6 @@ the index's PEP 658 files, so resolving torch downloads no torch wheel.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ngc_builder.files import file_sha256
 from ngc_builder.lock.models import PipPackage, normalise
 from ngc_builder.manifest.pip_env import resolution_env
 from ngc_builder.manifest.wheels import Target
@@ -99,5 +99,5 @@ def _sha256(archive: Report, url: str) -> str:
         return legacy.removeprefix("sha256=")
     parsed = urlparse(url)
     if parsed.scheme == "file":  # a wheel in a local folder: pip reports no hash for it
-        return hashlib.sha256(Path(unquote(parsed.path)).read_bytes()).hexdigest()
+        return file_sha256(Path(unquote(parsed.path)))
     raise ResolutionError(f"the index gave no sha256 for {url}")

@@ -19,9 +19,8 @@ from ngc_builder.manifest.platforms import DEFAULT_PLATFORMS, Platform, check_pl
 from ngc_builder.manifest.sizes import parse_size
 from ngc_builder.manifest.specifiers import track_specifier
 from ngc_builder.runner.expect import DEFAULT_GPU_TARGETS
-from ngc_builder.services.registry import registry_problem
+from ngc_builder.services.reference import NAME_RE, reference_problem, registry_problem
 
-NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
 DEBIAN_PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]{1,80}")
 PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
 # Linear time: the numeric part is atomic and each tail step takes exactly one character
@@ -105,7 +104,15 @@ Registry = Annotated[str, AfterValidator(_registry)]
 OsVersion = Annotated[str, AfterValidator(_pattern(
     "OS version", re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"),
     "it becomes an image tag: letters, digits, . _ -, like 13 or 13.2"))]
-ImageRef = Annotated[str, AfterValidator(_pattern("image reference", IMAGE_REF_RE, "name:tag"))]
+def _reference(value: str) -> str:
+    problem = reference_problem(value)
+    if problem:
+        raise ValueError(f"{value!r}: {problem}")
+    return value
+
+
+ImageRef = Annotated[str, AfterValidator(_pattern("image reference", IMAGE_REF_RE, "name:tag")),
+                     AfterValidator(_reference)]
 Url = Annotated[str, AfterValidator(_pattern("URL", URL_RE, "http(s)://..."))]
 Identifier = Annotated[str, AfterValidator(_pattern("module name", IDENT_RE, "like jax"))]
 DebianPackage = Annotated[

@@ -24,6 +24,7 @@ ci:                      # runner labels / tags of the generated pipelines
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -33,9 +34,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.load import load_model
 from ngc_builder.manifest.paths import SITE_FILE as SITE_FILE
-from ngc_builder.services.environment import setting
+from ngc_builder.services.environment import VARIABLES, setting
 
-ENGINE_URL_RE = re.compile(r"(unix://|tcp://|ssh://)[A-Za-z0-9._~:/@%-]+")
+ENGINE_URL_RE = re.compile(r"(unix://|tcp://|ssh://)[A-Za-z0-9._~:/@%-]{1,255}")
 SLURM_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:,-]{0,127}")
 TIME_LIMIT_RE = re.compile(r"([0-9]+-)?[0-9]{1,2}(:[0-9]{2}){0,2}")
 LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,63}")
@@ -50,11 +51,32 @@ def _matching(pattern: re.Pattern[str], what: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-EngineUrl = Annotated[str, _matching(ENGINE_URL_RE, "engine URL (unix://, tcp:// or ssh://)")]
+def _engine_url(value: str) -> str:
+    # Lazy: `check` reads the site without docker-py; engine_connect brings it.
+    from ngc_builder.services.engine_connect import url_problem
+
+    problem = url_problem(value)
+    if problem:
+        raise ValueError(f"{value[:80]!r}: {problem}")
+    return value
+
+
+def _not_ours(value: str) -> str:
+    """The pipelines export these names into every job: one that starts with NGC_ and is not
+    a setting of ours would be refused by every command there (services/environment.py)."""
+    if value.startswith("NGC_") and value not in VARIABLES:
+        raise ValueError(f"{value!r} starts with NGC_, which names ngc-builder's settings: "
+                         "name it without NGC_")
+    return value
+
+
+EngineUrl = Annotated[str, _matching(ENGINE_URL_RE, "engine URL (unix://, tcp:// or ssh://)"),
+                      AfterValidator(_engine_url)]
 SlurmWord = Annotated[str, _matching(SLURM_WORD_RE, "Slurm name")]
 TimeLimit = Annotated[str, _matching(TIME_LIMIT_RE, "Slurm time limit ([D-]HH:MM:SS)")]
 Label = Annotated[str, _matching(LABEL_RE, "runner label")]
-Variable = Annotated[str, _matching(VARIABLE_RE, "CI variable name (A-Z, 0-9, _)")]
+Variable = Annotated[str, _matching(VARIABLE_RE, "CI variable name (A-Z, 0-9, _)"),
+                     AfterValidator(_not_ours)]
 HostName = Annotated[str, _matching(re.compile(r"[a-z0-9][a-z0-9._-]{0,62}"), "host name")]
 
 
@@ -127,13 +149,15 @@ class Site(Strict):
 
 
 def site_path(explicit: Path | None, root: Path) -> Path | None:
-    """The site file in force: --site, else NGC_SITE, else ROOT/site.yaml when there."""
+    """The site file in force: --site, else NGC_SITE, else ROOT/site.yaml when there. One
+    there that is not a regular file (a FIFO, a link to /dev/zero) is in force too: the
+    loader refuses it in one line rather than the run going on without the site."""
     if explicit is not None:
         return explicit
     if configured := setting("NGC_SITE"):
         return Path(configured)
     default = root / SITE_FILE
-    return default if default.is_file() else None
+    return default if os.path.lexists(default) else None
 
 
 def load_site(explicit: Path | None, root: Path) -> Site:

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import INPUT_LIMIT, read_regular
 
 Loc = tuple[str | int, ...]
 
@@ -44,7 +45,7 @@ def format_loc(loc: Sequence[str | int]) -> str:
 
 # Bounds on what one input file may ask of the parser (docs/reliability.md): a release
 # manifest is a few KB, a few levels deep, and uses aliases sparingly if at all.
-MAX_BYTES = 1 << 20
+MAX_BYTES = INPUT_LIMIT
 MAX_DEPTH = 64
 MAX_NODES = 100_000
 # libyaml's loader where PyYAML was built with it (it is on Debian): about 10x faster.
@@ -82,14 +83,10 @@ def load_yaml(path: Path, display: str) -> tuple[Any, SourceMap]:
 
 
 def _read_text(path: Path, display: str) -> str:
-    try:
-        with path.open("rb") as stream:  # read no more than the bound: /dev/zero is a path too
-            raw = stream.read(MAX_BYTES + 1)
+    try:  # a regular file, read no further than the bound (a FIFO or /dev/zero is a path too)
+        raw = read_regular(path, MAX_BYTES)
     except OSError as exc:
         raise InputError([Problem(display, 1, "(file)", exc.strerror or str(exc))]) from None
-    if len(raw) > MAX_BYTES:
-        raise InputError([Problem(display, 1, "(file)",
-                                  f"larger than {MAX_BYTES // 1024} KiB (the limit)")])
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

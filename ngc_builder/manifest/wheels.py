@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ngc_builder.errors import StepError
-from ngc_builder.files import write_atomic
+from ngc_builder.files import INPUT_LIMIT, read_text, write_atomic
 from ngc_builder.manifest.pip_env import resolution_env
 from ngc_builder.services.environment import xdg_home
 
@@ -62,7 +62,7 @@ def fetch_metadata(requirement: str, target: Target) -> WheelMetadata:
     key = hashlib.sha256(f"{requirement}|{target}".encode()).hexdigest()[:24]
     cached = cache_dir() / f"{key}.json"
     if cached.exists():
-        data = json.loads(cached.read_text())
+        data = json.loads(read_text(cached, INPUT_LIMIT))
         return WheelMetadata(**{**data, "requires_dist": tuple(data["requires_dist"])})
     # A cold cache takes seconds per wheel: say what is being waited for.
     print(f"stack check: reading the metadata of {requirement} for Python {target.python}, "

@@ -3,8 +3,10 @@ key, published by another run or another release): the labels of the published i
 config, and the validation its signed attestation states. A rerun with a new record, or the
 next month reusing a shared layer, then reports the image as it was validated, not as blank.
 
-The registry's answers are hostile input: only the builder's own labels are taken, one line
-and bounded each; the validation is taken only from an envelope the release's key signed.
+The registry's answers are hostile input: the registry service holds the manifest's and the
+config's bytes to their digests (and to a size) for every caller; of the config, only the
+builder's own labels are taken, one line and bounded each; the validation is taken only from an
+envelope the release's key signed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.plan.dag import LABEL_PREFIX
 from ngc_builder.publish.attest import attested_validation
-from ngc_builder.publish.tags import content_digest
 from ngc_builder.records.record import ValidationRecord
 from ngc_builder.services.registry import Registry, RegistryError
 
@@ -25,17 +26,17 @@ LABELS_LIMIT = 200  # labels kept
 
 
 def published_labels(registry: Registry, name: str, digest: str) -> dict[str, str]:
-    """The builder's labels in the config of the image at `digest` ({} when unreadable)."""
+    """The builder's labels in the config of the image at `digest` ({} when unreadable, or
+    when the registry answers other bytes than `digest`'s: get_manifest refuses them)."""
     try:
         manifest = registry.get_manifest(name, digest)
-        if manifest is None or content_digest(manifest.body) != digest:  # not the attested image
+        if manifest is None:
             return {}
         config_digest = str(json.loads(manifest.body)["config"]["digest"])
-        blob = registry.get_blob(name, config_digest)
-        labels = json.loads(blob)["config"].get("Labels") or {}
+        labels = json.loads(registry.get_blob(name, config_digest))["config"].get("Labels")
     except (RegistryError, ValueError, KeyError, TypeError, AttributeError):
         return {}
-    if content_digest(blob) != config_digest or not isinstance(labels, dict):
+    if not isinstance(labels, dict):
         return {}
     return dict(list(_own(labels).items())[:LABELS_LIMIT])
 
@@ -63,5 +64,9 @@ def published_validation(registry: Registry, name: str, digest: str,
             attested = None
     tiers = {key: value for key, value in (attested or {}).items()
              if key != "verdict" and _one_line(key + value, LABEL_LIMIT)}
-    return ValidationRecord(status="ok", verdict="pass", reused=True, error=None,
+    # What the key attested, not what we hope: a verdict other than pass is kept as such.
+    verdict = (attested or {}).get("verdict", "pass")
+    if not _one_line(verdict, LABEL_LIMIT):
+        verdict = "unreadable"
+    return ValidationRecord(status="ok", verdict=verdict, reused=True, error=None,
                             gpu_mode="(published)", tiers=tiers)

@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ngc_builder.errors import os_problem
+from ngc_builder.errors import message_line, os_problem
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
-from ngc_builder.redact import strip_userinfo
+from ngc_builder.redact import escape_controls, strip_userinfo
 
 GB = 1_000_000_000
 DIGEST_WIDTH = len("sha256:") + 64
@@ -27,7 +27,7 @@ class Ui:
         target = stream or sys.stderr
         # Off a terminal (CI logs) rich would wrap at 80 columns and split log lines.
         width = None if target.isatty() else 160
-        self.console = Console(file=target, highlight=False, width=width)
+        self.console = plain_console(target, width)
         self.log_dir = log_dir
         self.show_logs = show_logs
         self._files: dict[str, TextIO] = {}
@@ -45,7 +45,7 @@ class Ui:
     def step(self, image: str, message: str, always: bool = False) -> None:
         if self.muted and not always:
             return
-        message = strip_userinfo(message)
+        message = message_line(message)  # one line, on the console and in the log
         where = self.positions.get(image, "")
         self.console.print(Text.assemble((f"==> {where}{image}: ", "bold cyan"), message),
                            soft_wrap=True)
@@ -54,7 +54,7 @@ class Ui:
     def problem(self, image: str, message: str, always: bool = False) -> None:
         if self.muted and not always:
             return
-        message = strip_userinfo(message)
+        message = message_line(message)
         # One problem, one line, however long: CI logs and greps read it whole.
         self.console.print(Text.assemble((f"!!! {image}: ", "bold red"), message),
                            soft_wrap=True)
@@ -64,7 +64,9 @@ class Ui:
         return LineWriter(self, image)
 
     def line(self, image: str, text: str) -> None:
-        text = strip_userinfo(text)  # build and push output may echo an index URL
+        # Build and push output may echo an index URL, and a build's own escape sequences
+        # (a progress bar's CR, a title) would reach the terminal and the image's log.
+        text = escape_controls(strip_userinfo(text), keep="\t")
         if self.show_logs and not self.muted:
             self.console.print(Text(f"    {image} | {text}", style="dim"), soft_wrap=True)
         self._write(image, text)
@@ -94,6 +96,13 @@ class Ui:
         self._files.clear()
 
 
+def plain_console(target: TextIO, width: int | None = None) -> Console:
+    """A rich console that writes no escape sequence (no colour, no style): every command's
+    output passes through RedactedStream, which writes any control character as its escape,
+    so a colour would show as `\\x1b[1;36m`. Tables and wrapping stay."""
+    return Console(file=target, highlight=False, width=width, color_system=None)
+
+
 class LineWriter:
     """A LineSink bound to one image."""
 
@@ -111,7 +120,7 @@ def print_summary(record: ReleaseRecord, images: list[ImageRecord],
     image, since a table squeezed into 80 columns wraps into cells one word wide."""
     target = stream or sys.stdout
     if target.isatty():
-        Console(file=target).print(summary_table(record, images))
+        plain_console(target).print(summary_table(record, images))
         return
     print(f"release {record.release} -> {strip_userinfo(record.registry)}", file=target)
     for image in images:

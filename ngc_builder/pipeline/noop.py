@@ -3,57 +3,65 @@ rendering, planning or the engine: from a memo of what the last complete run lef
 registry.
 
 A run that published every selected image (pushed or found, signed, promoted; nothing failed
-but the expected failures) writes the memo: a fingerprint of what decides what a run does,
-taken before the run read any of it, and every registry reference that run read or wrote
+but the expected failures) writes the memo: every registry reference that run read or wrote
 (manifests by tag or digest, blobs), each with what the run itself last saw the registry hold
-for it (never a later look). A later run with the same fingerprint
-asks the registry about each reference once more (a HEAD each, in parallel); when every answer
-is the memo's, it stops there: the whole run would read the same registry, find every image
+for it (never a later look), signed together with a fingerprint of what decides what a run
+does, taken before the run read any of it. A later run with the same fingerprint asks the
+registry about each reference once more (a HEAD each, in parallel); when every answer is the
+memo's, it stops there: the whole run would read the same registry, find every image
 published, signed and tagged, and change nothing.
 
-The fingerprint covers the command's options, the manifest and its lock, the project's
-`templates/`, `frameworks/`, `base-images/` and `baselines/` (the template loader reads nothing
-else of the project), the site file, the builder's own code, every NGC_ setting, the signing
-key and the host's GPU mode. Anything else falls through to the whole run: no memo, another
-fingerprint, a reference moved or gone, a registry that does not answer, a record changed
-since, a memo this host did not sign (an HMAC with a key of the state folder: a memo put in
-the build folder from elsewhere is not taken at its word). Every whole run removes the memo
-first, so it never outlives the record it describes. It is not used with --json (whoever
-reads JSON gets this run's record), nor on a host with GPUs (its T1 preflight runs each time).
+The fingerprint (pipeline/fingerprint.py) is never written anywhere: the memo holds only an
+HMAC over it with this host's key, so a reader of the memo cannot test guesses of secret NGC_
+values offline.
+
+Anything else falls through to the whole run: no memo, another fingerprint, a reference moved
+or gone, a registry that does not answer, a record changed since, a memo this host did not
+sign (an HMAC with a key of the state folder, this user's alone: one that others could have
+read is not trusted, and is replaced when a memo is next written). The memo and its folder
+are never written or removed through a link. Every whole run removes the memo first, so it
+never outlives the record it describes. It is not used with --json (whoever reads JSON gets
+this run's record), nor on a host with GPUs (its T1 preflight runs each time).
 """
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import sys
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import ngc_builder
-from ngc_builder.files import file_sha256, write_atomic
-from ngc_builder.manifest.paths import PROJECT_FOLDERS, SITE_FILE, default_root, lock_path
+from ngc_builder.errors import one_line
+from ngc_builder.files import (
+    UnsafeFile,
+    create_private,
+    discard,
+    file_sha256,
+    read_private,
+    write_private,
+)
+from ngc_builder.pipeline.fingerprint import fingerprint as fingerprint
 from ngc_builder.pipeline.options import ReleaseOptions
-from ngc_builder.publish.key_files import configured_key_text
 from ngc_builder.records.lock import release_lock
-from ngc_builder.services.environment import gpu_mode, setting, state_dir
+from ngc_builder.redact import strip_userinfo
+from ngc_builder.services.environment import gpu_mode, state_dir
 from ngc_builder.services.registry import HttpRegistry, RegistryError, parse_registry
 
 if TYPE_CHECKING:
     from ngc_builder.services.registry import Registry
 
-MEMO_VERSION = 1
+MEMO_VERSION = 2  # 1 held the fingerprint itself
 MAC_KEY_FILE = "noop-memo.key"
 WORKERS = 8  # registry requests at a time
 KEY_BYTES = 32
+MEMO_LIMIT, KEY_LIMIT = 16 << 20, 4096  # a memo lists a few hundred references
 Reference = tuple[str, str, str]  # (manifest | blob, repository name, tag or digest)
 
 
@@ -91,22 +99,23 @@ def applies(options: ReleaseOptions) -> bool:
 
 
 def forget(options: ReleaseOptions) -> None:
-    """A whole run starts: what the memo says may stop being true."""
-    memo_path(options).unlink(missing_ok=True)
+    """A whole run starts: what the memo says may stop being true. A memo folder that is a
+    link is left alone (`remember` says so): nothing is removed through it."""
+    with contextlib.suppress(OSError):
+        discard(memo_path(options))
 
 
-def answered(options: ReleaseOptions, inputs: str) -> NoopAnswer | None:
-    """The answer when the memo is of these `inputs` (their fingerprint) and the registry
-    still holds everything as it says, else None."""
-    if options.as_json or not applies(options):
+def answered(options: ReleaseOptions, inputs: str | None) -> NoopAnswer | None:
+    """The answer when the memo is of these `inputs` (their fingerprint; None: none can be
+    taken) and the registry still holds everything as it says, else None."""
+    if inputs is None or options.as_json or not applies(options):
         return None
     started = time.monotonic()
     memo = _read_memo(options, inputs)
     if memo is None:
         return None
-    with release_lock(memo.record.parent,
-                      lambda text: print(f"note: {text}", file=sys.stderr)):
-        if _file_sha256(memo.record) != memo.record_sha256:
+    with release_lock(memo.record.parent, _note):
+        if _record_sha256(memo.record) != memo.record_sha256:
             return None
         try:
             found = _answers(parse_registry(memo.registry), memo.references)
@@ -117,27 +126,30 @@ def answered(options: ReleaseOptions, inputs: str) -> NoopAnswer | None:
     return NoopAnswer(memo.record.parent, len(found), time.monotonic() - started)
 
 
-def remember(options: ReleaseOptions, inputs: str, registry: Registry, record: Path) -> None:
+def remember(options: ReleaseOptions, inputs: str | None, registry: Registry,
+             record: Path) -> None:
     """After a run that published every selected image: the memo of what it left. `inputs`:
     the fingerprint taken before the run read anything (a file edited while it ran must not
     pass for one it built)."""
-    if not applies(options) or not isinstance(registry, HttpRegistry):
+    if inputs is None or not applies(options) or not isinstance(registry, HttpRegistry):
         return
     # What the run itself last saw or wrote, never a later look: a tag another client moved
     # while the run went on must not become what the next run accepts.
     observed = dict(registry.observed)
-    body = {"version": MEMO_VERSION, "fingerprint": inputs,
-            "registry": registry.address, "record": str(record.resolve()),
-            "record_sha256": _file_sha256(record),
+    body = {"version": MEMO_VERSION, "registry": registry.address,
+            "record": str(record.resolve()), "record_sha256": _record_sha256(record),
             "references": [[*ref, observed[ref]] for ref in sorted(observed)]}
-    memo = memo_path(options)
     try:  # a memo that cannot be written only makes the next run a whole one
         key = _mac_key(create=True)
         if key is not None:
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(memo, json.dumps({**body, "mac": _mac(body, key)}))
+            text = json.dumps({**body, "mac": _mac(body, inputs, key)})
+            write_private(memo_path(options), strip_userinfo(text).encode())
+            return
+    except UnsafeFile as exc:
+        _note(f"{exc.filename}: {exc.strerror}: no no-op memo kept")
     except OSError:
-        memo.unlink(missing_ok=True)
+        pass
+    forget(options)
 
 
 def summary(answer: NoopAnswer) -> str:
@@ -150,14 +162,17 @@ def summary(answer: NoopAnswer) -> str:
 def _read_memo(options: ReleaseOptions, inputs: str) -> Memo | None:
     """The memo when this host signed it for these very inputs, else None."""
     key = _mac_key(create=False)
+    path = memo_path(options)
+    if key is None or path.parent.is_symlink():
+        return None
     try:
-        body = json.loads(memo_path(options).read_text(encoding="utf-8"))
+        body = json.loads(read_private(path, MEMO_LIMIT))
         mac = str(body.pop("mac"))
     except (OSError, ValueError, KeyError, AttributeError, TypeError):
         return None
-    if key is None or not hmac.compare_digest(mac, _mac(body, key)):
+    if not hmac.compare_digest(mac, _mac(body, inputs, key)):
         return None
-    if body.get("version") != MEMO_VERSION or body.get("fingerprint") != inputs:
+    if body.get("version") != MEMO_VERSION:
         return None
     rows = body["references"]  # signed by this host: written by `remember` as it is read
     return Memo(str(body["registry"]), Path(body["record"]), str(body["record_sha256"]),
@@ -176,77 +191,40 @@ def _answers(registry: HttpRegistry, references: list[Reference]) -> list[str | 
         return list(pool.map(answer, references))
 
 
-def fingerprint(options: ReleaseOptions) -> str:
-    """One digest of everything that decides what a release run does (the module's list)."""
-    digest = hashlib.sha256(f"ngc-builder no-op memo {MEMO_VERSION}\n".encode())
-    for label, data in _inputs(options):
-        digest.update(f"{label}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()
-
-
-def _inputs(options: ReleaseOptions) -> Iterator[tuple[str, bytes]]:
-    manifest = options.manifest.resolve()
-    root = (options.root or default_root(manifest)).resolve()
-    # What is printed is not what is done: a --json or --quiet run leaves a memo for any run.
-    shown = dataclasses.asdict(dataclasses.replace(options, show_logs=True, as_json=False))
-    yield "options", json.dumps(shown, sort_keys=True, default=_absolute).encode()
-    yield "gpu", gpu_mode().encode()
-    yield "settings", json.dumps(sorted((name, value) for name, value in os.environ.items()
-                                        if name.startswith("NGC_"))).encode()
-    yield "signing key", configured_key_text() or b""
-    sites = [root / SITE_FILE, options.site, setting("NGC_SITE")]
-    for path in [manifest, lock_path(manifest), *(Path(p) for p in sites if p)]:
-        yield f"file {path}", _file_sha256(path).encode()
-    for folder in (*(root / name for name in PROJECT_FOLDERS),
-                   Path(ngc_builder.__file__).parent):
-        yield from _tree(folder)
-
-
-def _tree(folder: Path) -> Iterator[tuple[str, bytes]]:
-    """Each file under `folder` (links followed, each folder once) by its path and bytes."""
-    seen: set[str] = set()
-    for top, folders, files in os.walk(folder, followlinks=True):
-        real = os.path.realpath(top)
-        if real in seen:
-            folders.clear()
-            continue
-        seen.add(real)
-        folders[:] = sorted(name for name in folders if name != "__pycache__")
-        for name in sorted(files):
-            yield f"file {os.path.join(top, name)}", _file_sha256(Path(top, name)).encode()
-
-
-def _absolute(value: object) -> str:
-    return str(Path(str(value)).resolve()) if isinstance(value, Path) else str(value)
-
-
-def _file_sha256(path: Path) -> str:
-    """The file's sha256, or "" for one that cannot be read (absent: another input)."""
+def _record_sha256(path: Path) -> str:
+    """The record's sha256, or "" for one that cannot be read."""
     try:
         return file_sha256(path)
     except OSError:
         return ""
 
 
-def _mac(body: dict[str, object], key: bytes) -> str:
-    return hmac.new(key, json.dumps(body, sort_keys=True).encode(), "sha256").hexdigest()
+def _mac(body: dict[str, object], inputs: str, key: bytes) -> str:
+    """The memo's HMAC, over its body and the fingerprint (which it does not hold)."""
+    signed = json.dumps({"body": body, "fingerprint": inputs}, sort_keys=True)
+    return hmac.new(key, signed.encode(), "sha256").hexdigest()
 
 
 def _mac_key(create: bool) -> bytes | None:
-    """This host's key for memos (made once, readable by its owner only)."""
-    path = state_dir() / MAC_KEY_FILE
-    if not path.exists() and create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:  # another run made it first
-            pass
-        else:
-            with os.fdopen(handle, "wb") as out:
-                out.write(secrets.token_bytes(KEY_BYTES))
+    """This host's key for memos (made once, this user's alone); None when there is none,
+    it is cut short, or others could have read it (`create`: then it is replaced)."""
+    # The state folder itself may be a link its owner made (state moved to a larger disk):
+    # followed here; the key file in it never is.
+    path = state_dir().resolve() / MAC_KEY_FILE
     try:
-        key = path.read_bytes()
+        if create:
+            create_private(path, secrets.token_bytes(KEY_BYTES))
+        key = read_private(path, KEY_LIMIT)
+    except UnsafeFile as exc:
+        if not create:
+            _note(f"{exc.filename}: {exc.strerror}: no no-op memo is taken with it")
+            return None
+        write_private(path, secrets.token_bytes(KEY_BYTES))  # a key no one else has read
+        key = read_private(path, KEY_LIMIT)
     except OSError:
         return None
     return key if len(key) >= KEY_BYTES else None  # one cut short is no key
+
+
+def _note(text: str) -> None:
+    print(f"note: {one_line(text)}", file=sys.stderr)

@@ -11,6 +11,7 @@ from pathlib import Path
 from ngc_builder.build.image import project_revision
 from ngc_builder.cache.store import PackageCache
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import DATA_LIMIT, read_text
 from ngc_builder.lock.closure import Closure, LockText, Metadata, cached_requires, check_closure
 from ngc_builder.lock.deb_closure import cached_controls
 from ngc_builder.lock.inputs import shown_path, stale_problems, with_locked_os
@@ -87,7 +88,7 @@ def require_closure(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
     closure, read from the packages in `cache` (images with one it lacks are left unchecked)."""
     path = lock_path(loaded.manifest)
     metadata = Metadata(cached_requires(cache.wheel_path), cached_controls(cache.deb_path))
-    where = LockText(shown_path(path, loaded.root), path.read_text(encoding="utf-8"))
+    where = LockText(shown_path(path, loaded.root), read_text(path, DATA_LIMIT))
     found = check_closure(loaded, plan, lock, images, metadata, where)
     if found.problems:
         raise InputError(found.problems)

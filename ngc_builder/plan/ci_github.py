@@ -11,6 +11,10 @@ from typing import Any
 
 from ngc_builder.plan.ci_common import (
     CHECKS,
+    EXTENDED,
+    EXTENDED_MINUTES,
+    EXTENDED_TESTS,
+    GATES,
     MONTHLY,
     PUBLISH,
     SETUP,
@@ -79,7 +83,7 @@ def _runner_job(needs: list[str], labels: list[str], gpu: str,
 
 
 def _image_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
-    needs = [job_id(spec.parent) if spec.parent else CHECKS]
+    needs = [job_id(spec.parent)] if spec.parent else list(GATES)
     # GPU checks run in the gpu- jobs. With NGC_GPU=required here, a published parent
     # (validated without GPUs) would be pulled and validated again on this runner.
     return _runner_job(needs, ctx.site.runner_labels, "none", [
@@ -124,11 +128,17 @@ def _checks_job(ctx: CiContext) -> dict[str, Any]:
                       {"run": check_command(ctx)}]}
 
 
+def _extended_job() -> dict[str, Any]:
+    return {"needs": [CHECKS], "if": NOT_A_PR, "runs-on": "ubuntu-latest",
+            "timeout-minutes": EXTENDED_MINUTES,
+            "steps": [_checkout(), {"run": f"sudo --preserve-env {EXTENDED_TESTS}"}]}
+
+
 def workflow(ctx: CiContext) -> str:
-    jobs: dict[str, Any] = {CHECKS: _checks_job(ctx)}
+    jobs: dict[str, Any] = {CHECKS: _checks_job(ctx), EXTENDED: _extended_job()}
     jobs.update({job_id(spec.name): _image_job(ctx, spec) for spec in ctx.plan.images})
     jobs.update({gpu_job_id(spec.name): _gpu_job(ctx, spec) for spec in gpu_images(ctx.plan)})
-    validations = [name for name in jobs if name != CHECKS]
+    validations = [name for name in jobs if name not in GATES]
     jobs[PUBLISH] = _publish_job(ctx, validations)
     jobs[TEST_REPORT] = _test_report_job(ctx, validations)
     registry = ctx.site.registry_variable

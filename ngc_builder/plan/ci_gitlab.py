@@ -15,6 +15,10 @@ from ngc_builder.manifest.site import CiSite
 from ngc_builder.plan.ci_bump import gitlab_job
 from ngc_builder.plan.ci_common import (
     CHECKS,
+    EXTENDED,
+    EXTENDED_MINUTES,
+    EXTENDED_TESTS,
+    GATES,
     PUBLISH,
     SETUP,
     CiContext,
@@ -45,6 +49,9 @@ RELEASE_SOURCES = ['$CI_PIPELINE_SOURCE == "schedule" && $NGC_BUMP != "1"',
 # A job-private Docker config, removed when the job ends, so the login never outlives it on
 # a shell runner.
 PRIVATE_DOCKER_CONFIG = "$CI_PROJECT_DIR/.docker-config"
+# GitLab writes a File variable readable by others, and the builder refuses a signing key
+# anyone else could read (docs/signing.md): the job makes it its own first.
+PRIVATE_KEY_FILE = '[ ! -f "$NGC_SIGNING_KEY" ] || chmod 600 "$NGC_SIGNING_KEY"'
 KEEP_FOR = "30 days"
 
 
@@ -76,7 +83,7 @@ def _runner_job(ctx: CiContext, needs: list[str], gpu: bool,
             "tags": site.gitlab_gpu_tags if gpu else site.gitlab_tags,
             "variables": {"NGC_GPU": "required" if gpu else "none",
                           "DOCKER_CONFIG": PRIVATE_DOCKER_CONFIG, **_signing(site)},
-            "script": [SETUP, login_command(site), *script],
+            "script": [SETUP, login_command(site), PRIVATE_KEY_FILE, *script],
             "after_script": ['rm -rf "$DOCKER_CONFIG"']}
 
 
@@ -89,8 +96,8 @@ def _signing(site: CiSite) -> dict[str, str]:
 
 
 def _image_job(ctx: CiContext, spec: ImageSpec) -> dict[str, Any]:
-    parent = job_id(spec.parent) if spec.parent else CHECKS
-    job = _runner_job(ctx, [parent], False, [image_command(ctx, spec)])
+    needs = [job_id(spec.parent)] if spec.parent else list(GATES)
+    job = _runner_job(ctx, needs, False, [image_command(ctx, spec)])
     return {**job, "artifacts": _artifacts(ctx, image_artifacts(ctx))}
 
 
@@ -110,11 +117,17 @@ def _checks_job(ctx: CiContext) -> dict[str, Any]:
             "script": ["bash .ci/run", check_command(ctx)]}
 
 
+def _extended_job(ctx: CiContext) -> dict[str, Any]:
+    return {"needs": _needs([CHECKS]), "rules": _rules(*RELEASE_SOURCES),
+            "tags": ctx.site.gitlab_tags, "timeout": f"{EXTENDED_MINUTES} minutes",
+            "script": [EXTENDED_TESTS]}
+
+
 def include_file(ctx: CiContext, path: str) -> str:
-    jobs: dict[str, Any] = {CHECKS: _checks_job(ctx)}
+    jobs: dict[str, Any] = {CHECKS: _checks_job(ctx), EXTENDED: _extended_job(ctx)}
     jobs.update({job_id(spec.name): _image_job(ctx, spec) for spec in ctx.plan.images})
     jobs.update({gpu_job_id(spec.name): _gpu_job(ctx, spec) for spec in gpu_images(ctx.plan)})
-    validations = [job for job in jobs if job != CHECKS]
+    validations = [job for job in jobs if job not in GATES]
     jobs[PUBLISH] = _publish_job(ctx, validations)
     jobs["bump"] = gitlab_job(ctx)
     note = f"Named by the project's .gitlab-ci.yml in one line: include: {path}"

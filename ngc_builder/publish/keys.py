@@ -8,7 +8,9 @@ secretbox, `cryptography` for ECDSA P-256); no cosign binary is needed to sign.
 
 Where the key comes from, in order: NGC_SIGNING_KEY (a file, or `env://VARIABLE` for a CI
 secret) with its password in NGC_SIGNING_PASSWORD or COSIGN_PASSWORD; else a key pair the
-builder made once in its state folder (empty password, mode 0600), said once when made.
+builder made once in its state folder (empty password, mode 0600), said once when made. A
+key file is read only when it is this user's alone (publish/key_files.py): one others can
+read, a link, a FIFO or a device is refused in one line, never used.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from nacl.exceptions import CryptoError
 from nacl.secret import SecretBox
 
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.files import write_atomic
+from ngc_builder.files import write_atomic, write_private
 from ngc_builder.publish.key_files import KEY_FILE as KEY_FILE
 from ngc_builder.publish.key_files import PUBLIC_FILE as PUBLIC_FILE
-from ngc_builder.publish.key_files import key_folder
+from ngc_builder.publish.key_files import key_folder, read_key_file
 from ngc_builder.services.environment import setting
 
 PEM_LABELS = ("ENCRYPTED SIGSTORE PRIVATE KEY", "ENCRYPTED COSIGN PRIVATE KEY")
@@ -90,13 +92,11 @@ def signing_key() -> SigningKey:
     if configured:
         text, where = _key_text(configured)
         return SigningKey(decrypt(text, password, where), where)
-    folder = key_folder()
-    if not (folder / KEY_FILE).is_file():
-        write_key_pair(folder, b"")
-        return SigningKey(decrypt((folder / KEY_FILE).read_text(), b"", str(folder)),
-                          str(folder / KEY_FILE), made_now=True)
-    return SigningKey(decrypt((folder / KEY_FILE).read_text(), password, str(folder / KEY_FILE)),
-                      str(folder / KEY_FILE))
+    own = key_folder() / KEY_FILE
+    if not own.exists() and not own.is_symlink():  # a link there is refused, not replaced
+        text = write_key_pair(own.parent, b"")
+        return SigningKey(decrypt(text, b"", str(own)), str(own), made_now=True)
+    return SigningKey(decrypt(read_key_file(own), password, str(own)), str(own))
 
 
 def _key_text(configured: str) -> tuple[str, str]:
@@ -106,11 +106,7 @@ def _key_text(configured: str) -> tuple[str, str]:
         if not text:
             raise InputError([Problem("NGC_SIGNING_KEY", 0, "key", f"${name} is empty")])
         return text, f"${name}"
-    try:
-        return Path(configured).read_text(encoding="utf-8"), configured
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem(configured, 1, "key", getattr(exc, "strerror", None)
-                                  or "not a text file")]) from None
+    return read_key_file(Path(configured)), configured
 
 
 def decrypt(text: str, password: bytes, where: str) -> ec.EllipticCurvePrivateKey:
@@ -147,12 +143,14 @@ def encrypt(key: ec.EllipticCurvePrivateKey, password: bytes) -> str:
     return f"-----BEGIN {PEM_LABELS[0]}-----\n{wrapped}\n-----END {PEM_LABELS[0]}-----\n"
 
 
-def write_key_pair(folder: Path, password: bytes) -> None:
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+def write_key_pair(folder: Path, password: bytes) -> str:
+    """A new pair in `folder` (the private key 0600, never written through a link); the
+    private key's text."""
     key = ec.generate_private_key(ec.SECP256R1())
-    write_atomic(folder / KEY_FILE, encrypt(key, password))
-    (folder / KEY_FILE).chmod(0o600)
+    text = encrypt(key, password)
+    write_private(folder / KEY_FILE, text.encode())
     write_atomic(folder / PUBLIC_FILE, public_pem(key.public_key()))
+    return text
 
 
 def _derive(password: bytes, salt: bytes, params: dict[str, int]) -> bytes:
@@ -177,6 +175,6 @@ def verifying_key() -> tuple[ec.EllipticCurvePublicKey | None, str]:
         key = signing_key()
         return key.private.public_key(), key.source
     public = key_folder() / PUBLIC_FILE
-    if not public.is_file():
+    if not public.exists() and not public.is_symlink():
         return None, f"NGC_SIGNING_KEY, or {public}"
-    return load_public(public.read_text(encoding="utf-8"), str(public)), str(public)
+    return load_public(read_key_file(public, public=True), str(public)), str(public)

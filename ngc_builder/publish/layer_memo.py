@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ngc_builder.cache.store import default_root
+from ngc_builder.files import MEMO_LIMIT, read_text
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class LayerMemo:
 
 def _load(path: Path) -> tuple[dict[str, LayerBlob], dict[str, int]]:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path, MEMO_LIMIT))
         layers = {k: LayerBlob(**v) for k, v in data.get("layers", {}).items()}
         return layers, {k: int(v) for k, v in data.get("configs", {}).items()}
     except (OSError, ValueError, TypeError, AttributeError):

@@ -5,9 +5,10 @@ referrers index), so any registry holds them, referrers API or not."""
 from __future__ import annotations
 
 import hashlib
-import re
 
-DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
+from ngc_builder.services.reference import DIGEST_RE
+
+__all__ = ["DIGEST_RE", "content_digest", "digest_tag"]
 
 
 def digest_tag(image_digest: str, suffix: str = "") -> str:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ngc_builder.errors import InputError, Problem
-from ngc_builder.files import write_atomic
+from ngc_builder.errors import InputError, Problem, os_problem
+from ngc_builder.files import DATA_LIMIT, read_text, write_atomic
 from ngc_builder.lock.models import lock_path
 from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.plan.dag import LABEL_PREFIX
@@ -123,7 +123,9 @@ def load(archive: Path, release: str) -> ArchivedRelease | None:
     if not path.is_file():
         return None
     try:
-        return ArchivedRelease.model_validate_json(path.read_text(encoding="utf-8"))
+        return ArchivedRelease.model_validate_json(read_text(path, DATA_LIMIT))
+    except OSError as exc:
+        raise InputError([Problem(str(path), 1, "(archive)", os_problem(exc))]) from None
     except ValueError as exc:
         raise InputError([Problem(str(path), 1, "(archive)", str(exc).splitlines()[0])]) \
             from None

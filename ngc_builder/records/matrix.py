@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngc_builder.errors import InputError, Problem
+from ngc_builder.errors import InputError, Problem, os_problem
+from ngc_builder.files import DATA_LIMIT, read_text
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
@@ -159,9 +160,11 @@ def _failed_checks(image: ImageRecord, record_file: Path) -> list[str]:
     if path is None:
         return []
     try:
-        checks = json.loads(path.read_text(encoding="utf-8")).get("checks", [])
+        checks = json.loads(read_text(path, DATA_LIMIT)).get("checks", [])
         return [f"- check `{check['id']}` failed: {one_line(check['message'])}"
                 for check in checks if check.get("status") == "fail"]
+    except OSError as exc:
+        raise InputError([Problem(str(path), 1, "(report)", os_problem(exc))]) from None
     except (ValueError, AttributeError, KeyError, TypeError) as exc:
         raise InputError([Problem(str(path), 1, "(report)", "not a validation report: "
                                   f"{exc.__class__.__name__}")]) from None
@@ -172,7 +175,7 @@ def log_evidence(path: Path) -> list[str]:
     if not path.exists():
         return []
     lines = [redact(line)[:200] for line in
-             path.read_text(encoding="utf-8", errors="replace").splitlines()
+             read_text(path, DATA_LIMIT, errors="replace").splitlines()
              if line.strip() and not line.startswith(("!!! ", "==> "))]
     errors = [line for line in lines if ERROR_LINE.search(line)][-ERROR_LINES:]
     tail = [line for line in lines[-LOG_TAIL:] if line not in errors]

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ngc_builder.clock import now
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.files import write_atomic
+from ngc_builder.files import DATA_LIMIT, read_text, write_atomic
 from ngc_builder.manifest.platforms import OtherPlatform
 
 StepStatus = Literal["pending", "ok", "failed", "skipped", "blocked"]
@@ -181,7 +181,7 @@ def load_record(path: Path) -> ReleaseRecord | None:
     if not path.exists():
         return None
     try:
-        return ReleaseRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        return ReleaseRecord.model_validate_json(read_text(path, DATA_LIMIT))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import jinja2
 
 from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import INPUT_LIMIT, read_regular
 from ngc_builder.lock.models import ImageLock, ReleaseLock
 from ngc_builder.manifest.drivers import minimum_driver, require_cuda
 from ngc_builder.manifest.load import LoadedRelease
@@ -235,7 +236,8 @@ def pinned_wheels(spec: ImageSpec, loaded: LoadedRelease, locked: ImageLock) -> 
 
 def probe_files(probe: Path) -> dict[str, bytes]:
     """probe.py and the probe_*.py modules it may be split into, under probe/."""
-    return {f"probe/{path.name}": path.read_bytes() for path in probe_modules(probe.parent)}
+    return {f"probe/{path.name}": read_regular(path, INPUT_LIMIT)
+            for path in probe_modules(probe.parent)}
 
 
 def runner_files() -> dict[str, bytes]:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ngc_builder.files import DATA_LIMIT, read_text
+
 
 @dataclass(frozen=True)
 class Credentials:
@@ -51,7 +53,7 @@ def credentials_for(host: str, config_file: Path | None = None) -> Credentials |
 
 def _read_config(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, DATA_LIMIT))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:

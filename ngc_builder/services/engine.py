@@ -20,8 +20,14 @@ import docker
 import docker.errors
 import requests
 
-from ngc_builder.errors import EngineError
-from ngc_builder.services.engine_connect import client_options, connect_client
+from ngc_builder.errors import EngineError, EngineSetupError
+from ngc_builder.services.engine_connect import (
+    client_options,
+    connect_client,
+    env_tls_problem,
+    tls_problem,
+    url_problem,
+)
 from ngc_builder.services.environment import gpu_mode as gpu_mode
 
 SETUP_HINT = "start one with `make engine` (ci/setup-engine.sh)"
@@ -146,17 +152,27 @@ class DockerEngine:
 
     def _client(self) -> Any:  # docker-py has no type hints: Any stops here
         if not hasattr(self._local, "client"):
+            if (problem := url_problem(self.where)) is not None:  # else a bare ValueError
+                raise EngineSetupError(self._named(), problem)
             self._local.client = (docker.from_env(timeout=self.timeout) if self.url is None
                                   else connect_client(self.url, self.tls, self.timeout))
         return self._local.client
 
+    def _named(self) -> str:
+        where = self.where if len(self.where) <= 120 else self.where[:120] + "..."
+        if self.url is None:
+            return f"{where} (DOCKER_HOST)" if os.environ.get("DOCKER_HOST") else where
+        return where if self.name == self.where else f"{self.name} ({where})"
+
     def ping(self) -> None:
-        """EngineError unless the engine answers."""
-        named = self.where if self.name == self.where else f"{self.name} ({self.where})"
+        """EngineError unless the engine answers; a TLS folder that is not there is named."""
+        tls = env_tls_problem() if self.url is None else self.tls and tls_problem(self.tls)
+        if tls:
+            raise EngineSetupError(self._named(), tls)
         try:
             self._client().ping()
         except (docker.errors.DockerException, requests.RequestException) as exc:
-            raise EngineError(f"no Docker engine answers at {named} ({exc}); "
+            raise EngineError(f"no Docker engine answers at {self._named()} ({exc}); "
                               f"{SETUP_HINT}") from None
 
 

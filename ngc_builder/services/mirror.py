@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ngc_builder.files import INPUT_LIMIT, read_text
 from ngc_builder.services.environment import setting
 
 APT_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
@@ -17,7 +18,7 @@ def host_debian_mirror() -> str | None:
         return configured
     for path in APT_SOURCES:
         if path.exists():
-            found = _first_mirror(path.read_text(encoding="utf-8", errors="replace"))
+            found = _first_mirror(read_text(path, INPUT_LIMIT, errors="replace"))
             if found:
                 return found
     return None

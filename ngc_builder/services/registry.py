@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import requests
 
-from ngc_builder.errors import connection_reason
 from ngc_builder.services import registry_blobs
 from ngc_builder.services.environment import setting_flag
+from ngc_builder.services.reference import DIGEST_RE, TAG_RE
+
+# Re-exported: the address rules now live with the other reference rules (reference.py).
+from ngc_builder.services.reference import registry_problem as registry_problem
+from ngc_builder.services.reference import split_registry as split_registry
 from ngc_builder.services.registry_auth import AuthError, RegistryAuth, scope_for
 
 # Re-exported: stages catch the registry's errors where they get the registry.
@@ -26,12 +29,10 @@ from ngc_builder.services.registry_errors import RegistryAuthError as RegistryAu
 from ngc_builder.services.registry_errors import RegistryError as RegistryError
 from ngc_builder.services.registry_errors import RegistryUnavailable as RegistryUnavailable
 from ngc_builder.services.registry_errors import raise_for
-from ngc_builder.services.retry import TRANSIENT_STATUS, RetryPolicy
+from ngc_builder.services.registry_http import MANIFEST, TAGS, Answer, Body, Bound, exchange
+from ngc_builder.services.retry import RetryPolicy
 from ngc_builder.services.tls import client_cert_for, has_own_ca, verify_for
 
-REGISTRY_RE = re.compile(
-    r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
-)
 MANIFEST_TYPES = ", ".join([
     "application/vnd.docker.distribution.manifest.v2+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
@@ -79,28 +80,9 @@ def repository(registry: Registry, name: str) -> str:
     return f"{registry.address}/{name}"
 
 
-def split_registry(address: str) -> tuple[str, str]:
-    """'host:5000/team' -> ('host:5000', 'team')."""
-    host, _, namespace = address.partition("/")
-    return host, namespace
-
-
 def is_loopback(host: str) -> bool:
     hostname = host if host.endswith("]") else host.rsplit(":", 1)[0]
     return hostname in LOOPBACK_HOSTS
-
-
-def registry_problem(address: str) -> str | None:
-    """Why `address` cannot be a registry (host[:port][/namespace]) Docker accepts, or None."""
-    if len(address) > 255:  # a DNS name is at most 253 characters
-        return f"a registry of {len(address)} characters (at most 255)"
-    if not REGISTRY_RE.fullmatch(address):
-        return f"{address!r} is not a valid registry (host[:port][/namespace])"
-    host = split_registry(address)[0]
-    port = host.rpartition(":")[2] if ":" in host else ""
-    if port and not 0 < int(port) < 65536:
-        return f"port {port} of {address!r} is out of range (1-65535)"
-    return None
 
 
 def parse_registry(address: str, insecure: bool | None = None) -> HttpRegistry:
@@ -159,25 +141,30 @@ class HttpRegistry:
         return "/".join((self.base_url, self.path(name), *parts))
 
     def manifest_digest(self, name: str, reference: str) -> str | None:
-        """Digest the registry holds for name:tag or name@digest (manifest HEAD), or None."""
-        response = self._read_manifest("HEAD", name, reference)
-        digest = None if response is None else response.headers.get("Docker-Content-Digest")
+        """Digest the registry holds for name:tag or name@digest (manifest HEAD), or None.
+        Asked by digest, a registry that names another one is refused (no bytes to check)."""
+        answer = self._read_manifest("HEAD", name, reference)
+        digest = None if answer is None else answer.headers.get("Docker-Content-Digest")
+        if digest is not None and DIGEST_RE.fullmatch(reference) and digest != reference:
+            raise RegistryError(f"{self.url(name, 'manifests', reference)}: the registry "
+                                f"names {digest[:80]!r} for it")
         self.observed["manifest", name, reference] = digest
         return digest
 
     def get_manifest(self, name: str, reference: str) -> Manifest | None:
-        """The manifest of name:tag or name@digest, byte for byte, or None if absent."""
-        response = self._read_manifest("GET", name, reference)
-        digest = None if response is None else response.headers.get("Docker-Content-Digest") \
-            or "sha256:" + hashlib.sha256(response.content).hexdigest()
+        """The manifest of name:tag or name@digest, byte for byte, or None if absent. Its
+        digest is the sha256 of those bytes, checked here for every caller (held_digest)."""
+        answer = self._read_manifest("GET", name, reference, MANIFEST)
+        digest = None if answer is None else held_digest(
+            answer, reference, self.url(name, "manifests", reference))
         self.observed["manifest", name, reference] = digest
-        if response is None or digest is None:
+        if answer is None or digest is None:
             return None
-        return Manifest(response.content, response.headers.get("Content-Type", ""), digest)
+        return Manifest(answer.content, answer.headers.get("Content-Type", ""), digest)
 
     def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str:
         """Point name:tag at an existing manifest (its blobs are already there): no push."""
-        url = self.url(name, "manifests", tag)
+        url = self._manifest_url(name, tag)
         response = self._request("PUT", url, {"Content-Type": manifest.media_type},
                                  manifest.body, scope_for(self.path(name), write=True))
         raise_for(response, url)
@@ -189,11 +176,15 @@ class HttpRegistry:
 
     def list_tags(self, name: str) -> list[str]:
         url = self.url(name, "tags", "list")
-        response = self._request("GET", url, {}, scope=scope_for(self.path(name), write=False))
+        response = self._request("GET", url, {}, scope=scope_for(self.path(name), write=False),
+                                 bound=TAGS)
         if response.status_code == 404:
             return []
         raise_for(response, url)
-        return list(response.json().get("tags") or [])
+        try:
+            return [str(tag) for tag in response.json().get("tags") or []]
+        except (ValueError, AttributeError, TypeError):
+            raise RegistryError(f"{url}: not a tag list") from None
 
     def put_blob(self, name: str, data: bytes) -> str:
         return registry_blobs.put_blob(self, name, data)
@@ -208,12 +199,13 @@ class HttpRegistry:
         return registry_blobs.has_blob(self, name, digest, write=False)
 
     def call(self, method: str, url: str, headers: dict[str, str], body: bytes | None = None,
-             scope: str = "") -> requests.Response:
-        """One API call (retried, authorized); for the blob functions beside this class."""
-        return self._request(method, url, headers, body, scope)
+             scope: str = "", bound: Bound | None = None) -> Answer:
+        """One API call (retried, authorized); for the blob functions beside this class.
+        `bound`: the answer's body is wanted, at most that many bytes."""
+        return self._request(method, url, headers, body, scope, bound)
 
     def send_once(self, method: str, url: str, headers: dict[str, str], body: Iterable[bytes],
-                  scope: str) -> requests.Response:
+                  scope: str) -> Answer:
         """A call whose body is a stream: sent once, with the token an earlier call in the
         same scope obtained (a stream cannot be sent again after a 401)."""
         auth = self.auth.headers(scope) if self.auth else {}
@@ -228,38 +220,50 @@ class HttpRegistry:
         except RegistryError:
             return False
 
-    def _read_manifest(self, method: str, name: str, reference: str) -> requests.Response | None:
-        url = self.url(name, "manifests", reference)
+    def _manifest_url(self, name: str, reference: str) -> str:
+        """A tag or a digest, nothing else, goes into the URL (one from an answer too)."""
+        if not (TAG_RE.fullmatch(reference) or DIGEST_RE.fullmatch(reference)):
+            raise RegistryError(f"{self.address}/{name}: {reference[:80]!r} is not a tag or "
+                                "a sha256 digest")
+        return self.url(name, "manifests", reference)
+
+    def _read_manifest(self, method: str, name: str, reference: str,
+                       bound: Bound | None = None) -> Answer | None:
+        url = self._manifest_url(name, reference)
         response = self._request(method, url, {"Accept": MANIFEST_TYPES},
-                                 scope=scope_for(self.path(name), write=False))
+                                 scope=scope_for(self.path(name), write=False), bound=bound)
         if response.status_code == 404:
             return None
         raise_for(response, url)
         return response
 
     def _request(self, method: str, url: str, headers: dict[str, str],
-                 body: bytes | None = None, scope: str = "") -> requests.Response:
+                 body: bytes | None = None, scope: str = "", bound: Bound | None = None
+                 ) -> Answer:
         """One call, again after a lost connection, a 429 or a 5xx (bounded, each retry
         said), with the authorization the registry asks for."""
         try:
             return self.retry.call(f"registry {method} {url}",
-                                   lambda: self._authorized(method, url, headers, body, scope),
+                                   lambda: self._authorized(method, url, headers, body, scope,
+                                                            bound),
                                    lambda exc: isinstance(exc, RegistryUnavailable))
         except RegistryUnavailable as exc:
             raise RegistryUnavailable(f"{exc} (gave up after {self.retry.attempts} attempts)"
                                       ) from None
 
     def _authorized(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
-                    scope: str) -> requests.Response:
+                    scope: str, bound: Bound | None) -> Answer:
         if self.auth is None:
-            return self._send(method, url, headers, body)
+            return self._send(method, url, headers, body, bound)
         try:
-            response = self._send(method, url, {**headers, **self.auth.headers(scope)}, body)
+            response = self._send(method, url, {**headers, **self.auth.headers(scope)}, body,
+                                  bound)
             if response.status_code != 401:
                 return response
             self.auth.answer(response.headers.get("WWW-Authenticate", ""), scope,
                              self.session, self.timeout)
-            response = self._send(method, url, {**headers, **self.auth.headers(scope)}, body)
+            response = self._send(method, url, {**headers, **self.auth.headers(scope)}, body,
+                                  bound)
         except AuthError as exc:
             raise RegistryAuthError(f"{url}: {exc}") from None
         if response.status_code in (401, 403):
@@ -267,25 +271,21 @@ class HttpRegistry:
                                     f"{self.auth.rejected()}")
         return response
 
-    def _send(self, method: str, url: str, headers: dict[str, str],
-              body: bytes | Iterable[bytes] | None) -> requests.Response:
-        try:
-            # verify= given per call: requests lets REQUESTS_CA_BUNDLE override the session's.
-            response = self.session.request(method, url, headers=headers, data=body,
-                                            timeout=self.timeout, verify=self.session.verify)
-        except requests.exceptions.SSLError as exc:
-            raise RegistryError(f"{url}: TLS: {_reason(exc)}; a registry with its own CA needs "
-                                f"it in /etc/docker/certs.d/{self.host}/ca.crt") from None
-        except (requests.ConnectionError, requests.Timeout) as exc:
-            raise RegistryUnavailable(f"{url}: {connection_reason(exc)}") from None
-        except requests.RequestException as exc:
-            raise RegistryError(f"{url}: {exc.__class__.__name__}: {exc}") from None
-        if response.status_code in TRANSIENT_STATUS:
-            raise RegistryUnavailable(f"{url}: HTTP {response.status_code}")
-        return response
+    def _send(self, method: str, url: str, headers: dict[str, str], body: Body,
+              bound: Bound | None = None) -> Answer:
+        return exchange(self.session, self.host, method, url, headers, bound, body,
+                        self.timeout)
 
 
-def _reason(exc: Exception) -> str:
-    """The innermost reason of a requests error, not urllib3's retry wrapping."""
-    found = re.search(r"\[SSL: [A-Z_]+\][^(')]*", str(exc))
-    return found.group(0).strip() if found else exc.__class__.__name__
+def held_digest(answer: Answer, reference: str, url: str) -> str:
+    """The digest of the manifest answered: the sha256 of exactly its bytes. Asked by digest,
+    it must be that digest; a Docker-Content-Digest the registry sends must be it too. A
+    registry answering another manifest's bytes (or naming them wrongly) is refused here, so
+    no caller indexes, signs, adopts or records them under the digest it asked for."""
+    digest = "sha256:" + hashlib.sha256(answer.content).hexdigest()
+    asked = reference if DIGEST_RE.fullmatch(reference) else None
+    for claimed in (asked, answer.headers.get("Docker-Content-Digest")):
+        if claimed is not None and claimed != digest:
+            raise RegistryError(f"{url}: the registry answered bytes whose digest is {digest}, "
+                                f"not {claimed[:80]!r}")
+    return digest

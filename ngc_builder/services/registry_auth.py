@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import requests
 
 from ngc_builder.services.credentials import CredentialError, Credentials, credentials_for
+from ngc_builder.services.registry_errors import RegistryError
+from ngc_builder.services.registry_http import TOKEN, Answer, fetch
 
 _PARAM = re.compile(r'([a-zA-Z_]+)="([^"]*)"')
 TOKEN_MARGIN = 10.0  # seconds: a token about to expire is asked for again
@@ -95,11 +97,13 @@ class RegistryAuth:
         query = {"service": challenge.params.get("service", ""), "scope": scope.split()}
         credentials = self.credentials()
         auth = (credentials.username, credentials.secret) if credentials else None
-        try:
-            answer = session.get(realm, params=query, auth=auth, timeout=timeout,
-                                 verify=session.verify)
+        try:  # the answer bounded as the registry's own: the realm is the registry's word
+            answer = fetch(session, "GET", realm, {}, TOKEN, timeout=timeout, auth=auth,
+                           params=query)
         except requests.RequestException as exc:
             raise AuthError(f"token service of {self.host}: {exc.__class__.__name__}") from None
+        except RegistryError as exc:
+            raise AuthError(f"token service of {self.host}: {exc}") from None
         if answer.status_code in (401, 403):
             raise AuthError(self._rejected() if credentials else self._no_credentials())
         if answer.status_code >= 400:
@@ -118,7 +122,7 @@ class RegistryAuth:
         return self._rejected() if self.credentials() else self._no_credentials()
 
 
-def _token_of(answer: requests.Response, host: str) -> tuple[str, float]:
+def _token_of(answer: Answer, host: str) -> tuple[str, float]:
     try:
         body = answer.json()
         token = str(body.get("token") or body.get("access_token") or "")

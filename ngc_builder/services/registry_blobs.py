@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator
 from typing import Protocol
 from urllib.parse import quote, urljoin, urlsplit
 
-import requests
-
+from ngc_builder.services.reference import DIGEST_RE
 from ngc_builder.services.registry_auth import scope_for
 from ngc_builder.services.registry_errors import RegistryAuthError, RegistryError, raise_for
+from ngc_builder.services.registry_http import BLOB, Answer, Bound
 
 
 class BlobApi(Protocol):
@@ -30,10 +30,10 @@ class BlobApi(Protocol):
     def url(self, name: str, *parts: str) -> str: ...
 
     def call(self, method: str, url: str, headers: dict[str, str], body: bytes | None = None,
-             scope: str = "") -> requests.Response: ...
+             scope: str = "", bound: Bound | None = None) -> Answer: ...
 
     def send_once(self, method: str, url: str, headers: dict[str, str], body: Iterable[bytes],
-                  scope: str) -> requests.Response: ...
+                  scope: str) -> Answer: ...
 
 
 def has_blob(registry: BlobApi, name: str, digest: str, write: bool = True) -> bool:
@@ -93,9 +93,13 @@ def upload_stream(registry: BlobApi, name: str, chunks: Iterable[bytes]) -> tupl
 
 
 def get_blob(registry: BlobApi, name: str, digest: str) -> bytes:
-    """The blob `digest` of the repository, its bytes checked against the digest."""
+    """The blob `digest` of the repository, read whole (configs, SBOMs, signature and
+    attestation payloads: never a layer), at most BLOB bytes, checked against the digest."""
+    if not DIGEST_RE.fullmatch(digest):  # often a manifest's word: it goes into the URL
+        raise RegistryError(f"{registry.host}/{name}: {digest[:80]!r} is not a sha256 digest")
     url = registry.url(name, "blobs", digest)
-    response = registry.call("GET", url, {}, scope=scope_for(registry.path(name), write=False))
+    response = registry.call("GET", url, {}, scope=scope_for(registry.path(name), write=False),
+                             bound=BLOB)
     raise_for(response, url)
     if "sha256:" + hashlib.sha256(response.content).hexdigest() != digest:
         raise RegistryError(f"{url}: the blob received does not match its digest")

@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import json
 import platform as host
-import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ngc_builder.services.registry import Manifest, registry_problem
+from ngc_builder.services.reference import BadReference as BadReference
+from ngc_builder.services.reference import check_parts, split_reference
+from ngc_builder.services.registry import Manifest
 
-DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
-TAG_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-PATH_RE = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)"
-                     r"[a-z0-9]+)*)*")
 INDEX_TYPES = ("application/vnd.docker.distribution.manifest.list.v2+json",
                "application/vnd.oci.image.index.v1+json")
-# Docker's own bounds: a name of 255 characters, a tag of 128, a sha256 digest of 71.
-MAX_REFERENCE = 512
 # `uname -m` -> the OCI architecture an image index names it by.
 ARCHITECTURES = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64",
                  "ppc64le": "ppc64le", "s390x": "s390x"}
@@ -30,10 +25,6 @@ def host_platform() -> str:
     """This machine's platform as an index names it: `linux/amd64`, `linux/arm64` (Grace)."""
     machine = host.machine().lower()
     return f"linux/{ARCHITECTURES.get(machine, machine)}"
-
-
-class BadReference(ValueError):
-    """A reference that names no image in a registry (bad input, exit 2)."""
 
 
 class ImageNotFound(LookupError):
@@ -54,27 +45,13 @@ class ImageRef:
 
 
 def parse_ref(text: str) -> ImageRef:
-    """Docker's reading of a reference, with the registry host required: the first component
-    is a host only if it has a '.' or ':' or is 'localhost' (else Docker would go to Docker
-    Hub, which this command does not guess at)."""
-    if len(text) > MAX_REFERENCE:
-        raise BadReference(f"longer than {MAX_REFERENCE} characters (the limit)")
-    if "://" in text:
-        raise BadReference("a reference has no scheme: host[:port]/repository:tag")
-    name, at, digest = text.partition("@")
-    if at and not DIGEST_RE.fullmatch(digest):
-        raise BadReference("a digest is sha256: and 64 lowercase hex digits")
-    last = name.rsplit("/", 1)[-1]
-    tag = last.rpartition(":")[2] if ":" in last and not at else ""
-    name = name[: len(name) - len(tag) - 1] if tag else name
-    host, slash, path = name.partition("/")
-    if not slash or not ("." in host or ":" in host or host == "localhost"):
+    """Docker's reading of a reference (services/reference.py), with the registry host
+    required: without one Docker would go to Docker Hub, which this command does not guess."""
+    host, path, tag, digest = split_reference(text)
+    if not host:
         raise BadReference("name the registry, as host[:port]/repository:tag")
-    if registry_problem(host) or not PATH_RE.fullmatch(path):
-        raise BadReference("not a valid image reference (host[:port]/repository:tag)")
-    if tag and not TAG_RE.fullmatch(tag):
-        raise BadReference(f"{tag!r} is not a valid tag")
-    return ImageRef(host, path, digest if at else tag or "latest")
+    check_parts(host, path, tag)
+    return ImageRef(host, path, digest or tag or "latest")
 
 
 class ImageReader(Protocol):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import requests.utils
 
-from ngc_builder.files import write_atomic
+from ngc_builder.files import DATA_LIMIT, INPUT_LIMIT, read_text, write_atomic
 from ngc_builder.services.environment import setting, xdg_home
 
 CERTS_D = Path("/etc/docker/certs.d")
@@ -30,8 +30,8 @@ def verify_for(host: str) -> str | bool:
     if not extra:
         return True
     system = ssl.get_default_verify_paths().cafile or requests.utils.DEFAULT_CA_BUNDLE_PATH
-    bundle = Path(system).read_text(encoding="utf-8") if Path(system).is_file() else ""
-    bundle += "".join("\n" + path.read_text(encoding="utf-8") for path in extra)
+    bundle = read_text(Path(system), DATA_LIMIT) if Path(system).is_file() else ""
+    bundle += "".join("\n" + read_text(path, INPUT_LIMIT) for path in extra)
     digest = hashlib.sha256(bundle.encode()).hexdigest()[:16]
     cache = xdg_home("XDG_CACHE_HOME", Path.home() / ".cache")
     target = cache / "ngc-builder" / "ca" / f"{digest}.pem"

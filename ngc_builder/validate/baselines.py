@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.files import write_atomic
+from ngc_builder.files import DATA_LIMIT, read_text, write_atomic
 from ngc_builder.runner.report import RunReport
 from ngc_builder.validate.hostrun import floors_of, runner_baselines
 
@@ -52,7 +52,7 @@ def load_book(path: Path) -> BaselineBook:
     if not path.is_file():
         return BaselineBook()
     try:
-        return BaselineBook.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        return BaselineBook.model_validate(json.loads(read_text(path, DATA_LIMIT)))
     except (OSError, ValueError) as exc:
         field = ""
         if isinstance(exc, ValidationError):

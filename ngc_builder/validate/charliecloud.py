@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ngc_builder.errors import StepError
+from ngc_builder.errors import InputError, Problem, StepError
 from ngc_builder.runner.report import CheckResult
+from ngc_builder.services.reference import reference_problem
 from ngc_builder.validate.chrun import (
+    IMAGE_ID_RE,
     Account,
     Finished,
     Processes,
@@ -49,7 +51,6 @@ from ngc_builder.validate.image import (
 CONVERT_TIMEOUT_S = 1800  # ch-convert gzips and unpacks the whole image: minutes for 6 GB
 PROBE_TIMEOUT_S = 120
 INSTALL_HINT = "install Debian's charliecloud (ci/setup-host.sh)"
-IMAGE_ID_RE = re.compile(r"(sha256:)?[0-9a-f]{12,64}")
 CH_RUN_ERROR_RE = re.compile(r"ch-run\[\d+\]: error: ")
 
 
@@ -71,12 +72,23 @@ def image_facts(ref: str, inspection: dict[str, Any]) -> ChImage | None:
     name = ref
     if IMAGE_ID_RE.fullmatch(ref) and str(inspection.get("Id", "")).removeprefix(
             "sha256:").startswith(ref.removeprefix("sha256:")):
-        tags = [tag for tag in inspection.get("RepoTags") or [] if tag != "<none>:<none>"]
+        tags = [str(tag) for tag in inspection.get("RepoTags") or [] if tag != "<none>:<none>"]
         if not tags:
             return None
-        name = tags[0]
+        name = engine_tag(ref, tags[0])
     return ChImage(name, dict(config.get("Labels") or {}), str(config.get("WorkingDir") or ""),
                    list(config.get("Entrypoint") or []))
+
+
+def engine_tag(ref: str, tag: str) -> str:
+    """The engine's tag of image `ref`, held to the reference grammar a person's name is held
+    to before it becomes ch-convert's argument: an engine (a remote one, or one whose store
+    was tampered with) can answer a tag Docker itself would refuse, such as `--tmp=/`."""
+    problem = reference_problem(tag)
+    if problem:
+        raise InputError([Problem(ref, 1, "RepoTags", f"the engine's tag {tag[:120]!r}: "
+                                  f"{problem}; not handed to ch-convert")])
+    return tag
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ngc_builder.services.reference import reference_problem
+
 UNPRIVILEGED = "nobody"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-# What Docker's image references and IDs are made of; the first character is never `-`
-# (ch-convert reads its arguments as options until the first that is not one).
-REFERENCE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]{0,511}")
+# An engine's image ID, whole or cut short (`docker images` shows 12 hex digits).
+IMAGE_ID_RE = re.compile(r"(sha256:)?[0-9a-f]{12,64}")
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,11 @@ def _account_of(uid: int) -> Account:
 
 
 def is_reference(text: str) -> bool:
-    """An image name or ID that no command could take for an option or two arguments."""
-    return REFERENCE_RE.fullmatch(text) is not None and ".." not in text
+    """An image ID, or a name in Docker's reference grammar (services/reference.py: the one
+    rule for names a person, the manifest, an engine or a registry gives): either way one no
+    command could take for an option (ch-convert reads its arguments as options until the
+    first that is not one) or for two arguments."""
+    return IMAGE_ID_RE.fullmatch(text) is not None or reference_problem(text) is None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ngc_builder import runner
+from ngc_builder.files import INPUT_LIMIT, read_text
 from ngc_builder.runner.expect import DEFAULT_GPU_TARGETS
 from ngc_builder.runner.report import RunReport
 from ngc_builder.validate.evidence import parse_report
@@ -48,7 +49,7 @@ def framework_facts(folder: Path) -> FrameworkFacts:
     """Read from framework.yaml's top-level scalars without a YAML parser (a bare node has
     none); `ngc-builder check` validates the whole file, and a unit test holds the two equal."""
     found: dict[str, str | None] = {}
-    lines = (folder / "framework.yaml").read_text(encoding="utf-8").splitlines()
+    lines = read_text(folder / "framework.yaml", INPUT_LIMIT).splitlines()
     for line in lines:
         key, colon, rest = line.partition(":")
         if colon and key in FACT_KEYS:

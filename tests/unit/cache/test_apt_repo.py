@@ -1,6 +1,6 @@
 """The cache's flat apt repository: control stanzas read from .debs built here, the Packages
-file, its content address and the install step's shell text (checked, never run here: it
-would change this host's apt state)."""
+file, its content address and the install step's shell text (its text checked here; it is
+run, with apt's folders moved and apt-get faked, in test_deb_check_runs.py)."""
 
 from __future__ import annotations
 

@@ -141,3 +141,48 @@ def test_a_wrong_call_by_hand_is_one_line_and_exit_2(
         argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert serve.main(argv) == 2
     assert capsys.readouterr().err == line + "\n"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def real_server(root: Path, log: Path) -> Iterator[int]:
+    """The server process `cache/server.py` starts, on loopback; its port."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "ngc_builder.cache.serve", str(root),
+                                "127.0.0.1", str(port), str(log)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_escapes_and_carriage_returns_in_a_request_reach_the_log_escaped(
+        cache_root: Path, tmp_path: Path) -> None:
+    """Every container on the bridge can send any bytes in a request line: an ESC sequence
+    (retitling, clearing the terminal of whoever reads the log) and a CR (which overwrites
+    the log line as a terminal shows it) are written as escapes, one line per request."""
+    log = tmp_path / "requests.log"
+    with real_server(cache_root, log) as port:
+        for line in (b"GET /files/\x1b]2;pwned\x07\x1b[2J HTTP/1.0",
+                     b"GET /simple/x/\rforged: 200 HTTP/1.0"):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+                client.sendall(line + b"\r\n\r\n")
+                while client.recv(4096):
+                    pass
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert not {"\x1b", "\x07", "\r"} & set(text)
+    assert "GET /files/\\x1b]2;pwned\\x07\\x1b[2J HTTP/1.0" in text
+    assert "\\rforged: 200" in text

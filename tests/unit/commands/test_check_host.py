@@ -4,6 +4,9 @@ finding, --json, exit 0 / 1 / 2, bad input in one line without a traceback."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from ngc_builder.commands.check_host import CheckHostOptions, check_host_command
 from ngc_builder.services.registry import RegistryUnavailable
 from ngc_builder.services.remote_image import ImageReader, ImageRef
 from ngc_builder.validate.hostfacts import DriverFacts, EngineFacts, Gpu, HostFacts
+from tests.conftest import REPO
 from tests.unit.services.test_remote_image import FakeReader
 
 pytestmark = pytest.mark.unit
@@ -127,3 +131,57 @@ def test_a_key_that_is_missing_or_not_a_public_key_is_bad_input(tmp_path: Path) 
         bad = CliRunner().invoke(main, ["check-host", "--key", str(key),
                                         "localhost:5000/team/pytorch:26.11-py3"])
         assert bad.exit_code == 2 and says in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
+def cli(*args: str, **environment: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI, as a user or a CI job runs it: what reaches its stdout and stderr is
+    what a terminal or a CI log would keep."""
+    return subprocess.run([sys.executable, "-m", "ngc_builder", *args], cwd=REPO,
+                          env={**os.environ, **environment}, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+@pytest.mark.parametrize("args", [
+    ["check-host", "robot:TOKEN@host/team/jax:26.11-py3"],  # no scheme: a docker reference
+    ["check-host", "robot:p@ss:TOKEN@rd@localhost:5000/team/jax:26.11-py3"],
+    ["check-host", ":TOKEN@localhost:5000/x:t"],
+    ["check-host", "https://robot:TOKEN@localhost:5000/x:t"],
+    ["check-host", "--key", "robot:TOKEN@key.pub", "localhost:5000/x:t"],
+])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_token_in_any_shape_reaches_neither_stdout_nor_stderr(args: list[str],
+                                                                as_json: bool) -> None:
+    done = cli(*args, *(["--json"] if as_json else []))
+    assert done.returncode == 2
+    assert "TOKEN" not in done.stdout + done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+    if as_json:
+        assert json.loads(done.stdout)["exit"] == 2
+
+
+def test_an_escape_in_the_reference_reaches_stderr_as_text() -> None:
+    """`\\x1b]2;…\\x07` would retitle the terminal, `\\x1b[2J` clear it, a CR overwrite the
+    line: each is printed as its escape."""
+    done = cli("check-host", "localhost:5000/x:t\x1b]2;pwned\x07\x1b[2J\rok")
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr and "\r" not in done.stderr and "\x07" not in done.stderr
+    assert "\\x1b]2;pwned\\x07\\x1b[2J\\rok" in done.stderr
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_newline_in_the_reference_gives_exactly_one_error_line(as_json: bool) -> None:
+    done = cli("check-host", "localhost:5000/x:t\nok: verified", *(["--json"] if as_json
+                                                                     else []))
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("error: localhost:5000/x:t\\nok: verified: ")
+    if as_json:
+        [problem] = json.loads(done.stdout)["problems"]
+        assert "\n" not in problem["message"]
+
+
+def test_clicks_own_usage_errors_are_cleaned_too() -> None:
+    """Click echoes an extra argument as given, before any command's guard runs."""
+    done = cli("check-host", "localhost:5000/x:t", "robot:TOKEN@host/x")
+    assert done.returncode == 2 and "unexpected extra argument (host/x)" in done.stderr
+    assert "TOKEN" not in done.stdout + done.stderr

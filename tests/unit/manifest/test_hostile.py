@@ -113,8 +113,8 @@ def test_an_alias_that_contains_itself(tmp_path: Path) -> None:
 def test_a_large_file_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     assert refusal(tmp_path, "#" * (MAX_BYTES + 1)) == \
         "release.yaml:1: (file): larger than 1024 KiB (the limit)"
-    with pytest.raises(InputError, match="larger than 1024 KiB"):
-        load_yaml(Path("/dev/zero"), "/dev/zero")
+    with pytest.raises(InputError, match=r"not a regular file \(a character device\)"):
+        load_yaml(Path("/dev/zero"), "/dev/zero")  # refused before any read
 
 
 def test_a_control_character_names_its_own_line(tmp_path: Path) -> None:

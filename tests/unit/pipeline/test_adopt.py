@@ -1,21 +1,25 @@
 """An image adopted from the registry is recorded as it was published: the builder's labels
 from its own config (nothing else, nothing unbounded), and the tiers the release's key
-attested (another key's statement, or none, gives no tiers)."""
+attested (another key's statement, or none, gives no tiers). A registry that answers other
+bytes for the adopted digest is a real server on 127.0.0.1 (hostile_registry.py)."""
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ngc_builder.pipeline.adopt import published_labels, published_validation
 from ngc_builder.publish.attest import ENVELOPE_TYPE, attest_image, attestation_tag
-from ngc_builder.services.registry import Manifest
+from ngc_builder.services.registry import HttpRegistry, Manifest
 from tests.unit.publish.test_attest import IMAGE, MADE, key
 from tests.unit.publish.test_signing import Blobs
+from tests.unit.services.hostile_registry import digest_of, hostile, serve_blob, serve_manifest
 
 pytestmark = pytest.mark.unit
 
@@ -44,18 +48,43 @@ def test_only_the_builders_own_one_line_labels_are_taken() -> None:
         "org.opencontainers.image.revision": "ab12"}
 
 
-def test_a_config_whose_bytes_are_not_its_digest_or_not_json_gives_no_labels() -> None:
+def test_a_config_that_is_not_json_or_an_unknown_image_gives_no_labels() -> None:
     registry = Blobs()
-    digest = image_with(registry, {"org.ngc-builder.framework": "pytorch"})
-    config_digest = json.loads(registry.manifests[("pytorch", digest)].body)["config"]["digest"]
-    registry.blobs[config_digest] = json.dumps(
-        {"config": {"Labels": {"org.ngc-builder.framework": "forged"}}}).encode()
-    assert published_labels(registry, "pytorch", digest) == {}
     assert published_labels(registry, "pytorch", image_with(registry, {}, b"not json")) == {}
     assert published_labels(registry, "pytorch", "sha256:" + "0" * 64) == {}
-    other = image_with(registry, {"org.ngc-builder.framework": "forged"})
-    registry.manifests[("pytorch", digest)] = registry.manifests[("pytorch", other)]
-    assert published_labels(registry, "pytorch", digest) == {}  # not the bytes of `digest`
+
+
+@pytest.fixture
+def liar(monkeypatch: pytest.MonkeyPatch) -> Iterator[HttpRegistry]:
+    for name in ("NGC_REGISTRY_INSECURE", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    with hostile() as registry:
+        yield registry
+
+
+def served(framework: str) -> tuple[str, bytes, str]:
+    """An image labelled `framework` on the hostile registry: its digest, its manifest's
+    bytes, its config's digest."""
+    config = json.dumps({"config": {"Labels": {"org.ngc-builder.framework": framework}}}
+                        ).encode()
+    body = json.dumps({"schemaVersion": 2, "config": {"digest": digest_of(config)}}).encode()
+    serve_blob("pytorch", digest_of(config), config)
+    serve_manifest("pytorch", digest_of(body), body, "application/json")
+    return digest_of(body), body, digest_of(config)
+
+
+def test_bytes_that_are_not_the_adopted_digests_give_no_labels(liar: HttpRegistry) -> None:
+    """The registry answers another image's manifest for the adopted digest (naming the digest
+    asked for), or another config for its config's digest: no forged label is recorded."""
+    digest, _, config = served("pytorch")
+    assert published_labels(liar, "pytorch", digest) == {"org.ngc-builder.framework": "pytorch"}
+    _, forged, _ = served("forged")
+    serve_manifest("pytorch", digest, forged, "application/json", digest=digest)
+    assert published_labels(liar, "pytorch", digest) == {}
+    digest, _, config = served("pytorch")
+    serve_blob("pytorch", config, json.dumps(
+        {"config": {"Labels": {"org.ngc-builder.framework": "forged"}}}).encode())
+    assert published_labels(liar, "pytorch", digest) == {}
 
 
 def test_the_tiers_are_the_ones_the_release_key_attested(tmp_path: Path) -> None:
@@ -69,6 +98,14 @@ def test_the_tiers_are_the_ones_the_release_key_attested(tmp_path: Path) -> None
     attested = published_validation(registry, "pytorch", IMAGE, public)
     assert attested.tiers == {"T0": "pass", "T2": "pass"} and attested.verdict == "pass"
     assert attested.reused and published_validation(registry, "pytorch", IMAGE, None).tiers == {}
+
+
+def test_the_verdict_is_the_one_the_release_key_attested(tmp_path: Path) -> None:
+    ours = key(tmp_path / "ours")
+    registry = Blobs()
+    attest_image(registry, "pytorch", dataclasses.replace(MADE, verdict="fail"), ours)
+    adopted = published_validation(registry, "pytorch", IMAGE, ours.private.public_key())
+    assert adopted.verdict == "fail"  # never recorded as a pass it was not
 
 
 def test_an_unsigned_or_malformed_envelope_gives_no_tiers_and_no_crash(tmp_path: Path) -> None:

@@ -7,8 +7,6 @@ import dataclasses
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -16,84 +14,14 @@ import pytest
 from ngc_builder.commands.release import release_command
 from ngc_builder.errors import InputError
 from ngc_builder.pipeline import noop
-from ngc_builder.pipeline.options import ReleaseOptions, RunPolicy
+from ngc_builder.pipeline.options import RunPolicy
 from ngc_builder.records.lock import release_lock
 from ngc_builder.services.registry import parse_registry
 from tests.conftest import REPO
-from tests.unit.services.http_server import QuietHandler, serving
+from tests.unit.pipeline.noop_project import BLOB, OTHER, Project, answered
+from tests.unit.pipeline.noop_project import project as project  # the fixture
 
 pytestmark = pytest.mark.unit
-
-DIGEST = "sha256:" + "a" * 64
-OTHER = "sha256:" + "b" * 64
-BLOB = "sha256:" + "c" * 64
-
-
-@dataclass
-class Held:
-    """What the test registry holds: manifest path -> digest, blob paths; every request."""
-
-    manifests: dict[str, str] = field(default_factory=dict)
-    blobs: set[str] = field(default_factory=set)
-    requests: list[str] = field(default_factory=list)
-    down: bool = False  # every answer a 503
-
-
-def registry_for(held: Held) -> type[QuietHandler]:
-    class Registry(QuietHandler):
-        def do_HEAD(self) -> None:
-            held.requests.append(f"HEAD {self.path}")
-            if held.down:
-                self.answer(503)
-            elif self.path in held.manifests:
-                self.answer(200, headers={"Docker-Content-Digest": held.manifests[self.path]})
-            else:
-                self.answer(200 if self.path in held.blobs else 404)
-
-        def do_GET(self) -> None:
-            held.requests.append(f"GET {self.path}")
-            self.answer(404)
-    return Registry
-
-
-@dataclass(frozen=True)
-class Project:
-    options: ReleaseOptions
-    record: Path
-    held: Held
-    address: str
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
-    """A published release as its last whole run left it: the manifest, its lock, a template,
-    the record, and a registry holding the release tag, the key tag and a blob."""
-    monkeypatch.setenv("NGC_GPU", "none")
-    for path, text in {"releases/26.11.yaml": "release: '26.11'\n",
-                       "releases/26.11.lock.json": "{}\n",
-                       "templates/base.Dockerfile.j2": "FROM scratch\n"}.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
-    record = tmp_path / "build" / "26.11" / "release.json"
-    record.parent.mkdir(parents=True)
-    record.write_text('{"release": "26.11"}\n')
-    held = Held({"/v2/jax/manifests/26.11-py3": DIGEST, "/v2/jax/manifests/key-1": DIGEST},
-                {f"/v2/jax/blobs/{BLOB}"})
-    with serving(registry_for(held)) as address:
-        options = ReleaseOptions(tmp_path / "releases" / "26.11.yaml", registry=address,
-                                 build_dir=tmp_path / "build", show_logs=False)
-        registry = parse_registry(address)
-        inputs = noop.fingerprint(options)
-        registry.manifest_digest("jax", "26.11-py3")
-        registry.manifest_digest("jax", "key-1")
-        registry.observed["blob", "jax", BLOB] = "blob"  # as `get_blob` leaves it
-        noop.remember(options, inputs, registry, record)
-        held.requests.clear()
-        yield Project(options, record, held, address)
-
-
-def answered(options: ReleaseOptions) -> noop.NoopAnswer | None:
-    return noop.answered(options, noop.fingerprint(options))
 
 
 def test_an_unchanged_release_is_answered_with_one_head_per_reference(project: Project) -> None:
@@ -143,6 +71,7 @@ def test_any_input_that_changed_since_is_not_a_no_op(project: Project, change: s
     elif change == "signing key":
         key = root / "cosign.key"
         key.write_text("another key\n")
+        key.chmod(0o600)  # a key others can read is refused (test_noop_trust.py)
         monkeypatch.setenv("NGC_SIGNING_KEY", str(key))
     else:  # the same host with GPUs now: its preflight and GPU validation run
         monkeypatch.setenv("NGC_GPU", "required")
@@ -175,7 +104,15 @@ def test_a_damaged_memo_is_no_memo(project: Project, text: str) -> None:
 
 
 def test_a_memo_key_cut_short_is_no_key(project: Project, tmp_path: Path) -> None:
-    (tmp_path / "state" / noop.MAC_KEY_FILE).write_bytes(b"short")
+    """The memo signed again with the short key itself: only the key's length refuses it."""
+    short = b"short"
+    (tmp_path / "state" / noop.MAC_KEY_FILE).write_bytes(short)
+    memo_file = noop.memo_path(project.options)
+    body = json.loads(memo_file.read_text())
+    del body["mac"]
+    inputs = noop.fingerprint(project.options)
+    assert inputs is not None
+    memo_file.write_text(json.dumps({**body, "mac": noop._mac(body, inputs, short)}))
     assert answered(project.options) is None
 
 

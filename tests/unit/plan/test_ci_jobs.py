@@ -24,6 +24,8 @@ from tests.unit.conftest import GOOD_RELEASE
 
 pytestmark = pytest.mark.unit
 MANIFEST = "releases/26.11.yaml"
+GATES = ("checks", "extended")  # what the first images wait for
+GITLAB_GATES = tuple(f"ngc:{gate}" for gate in GATES)
 SITE = CiSite(runner_labels=["self-hosted", "linux", "builder"],
               gpu_runner_labels=["self-hosted", "linux", "h100"],
               gitlab_tags=["ngc-build"], gitlab_gpu_tags=["ngc-gpu"],
@@ -74,10 +76,10 @@ def test_one_job_per_image_needing_its_parent() -> None:
     plan = the_release()
     github, gitlab = github_jobs(plan), gitlab_jobs(plan)
     for spec in plan.images:
-        parent = spec.parent or "checks"
-        assert github[spec.name]["needs"] == [parent]
-        assert gitlab[f"ngc:{spec.name}"]["needs"] == [{"job": f"ngc:{parent}",
-                                                        "artifacts": False}]
+        needs = [spec.parent] if spec.parent else list(GATES)
+        assert github[spec.name]["needs"] == needs
+        assert gitlab[f"ngc:{spec.name}"]["needs"] == [{"job": f"ngc:{need}",
+                                                        "artifacts": False} for need in needs]
         assert f"--only {spec.name} " in github[spec.name]["steps"][3]["run"]
         assert f"--only {spec.name} " in gitlab[f"ngc:{spec.name}"]["script"][-1]
 
@@ -106,10 +108,10 @@ def test_no_expression_in_a_script_and_secrets_only_where_they_are_used() -> Non
 def test_every_registry_job_logs_in_before_it_touches_the_registry() -> None:
     plan = the_release()
     for name, job in github_jobs(plan).items():
-        if name not in ("checks", "test-report"):
+        if name not in (*GATES, "test-report"):
             assert [s.get("name") for s in job["steps"]][2] == "Log in to the registry"
     for name, job in gitlab_jobs(plan).items():
-        if name != "ngc:checks":
+        if name not in GITLAB_GATES:
             assert "--password-stdin" in job["script"][1], name
             assert job["variables"]["DOCKER_CONFIG"].startswith("$CI_PROJECT_DIR/")
 
@@ -154,17 +156,17 @@ def test_build_jobs_on_build_runners_without_a_local_registry() -> None:
         assert gitlab_jobs(plan)[f"ngc:{spec.name}"]["tags"] == ["ngc-build"]
     for name, job in github_jobs(plan).items():
         runs = [step.get("run", "") for step in job["steps"]]
-        assert name in ("checks", "test-report") or runs[1] == "make setup"
+        assert name in (*GATES, "test-report") or runs[1] == "make setup"
         assert not any("engine" in run for run in runs)
     for name, job in gitlab_jobs(plan).items():
-        assert name == "ngc:checks" or job["script"][0] == "make setup"
+        assert name in GITLAB_GATES or job["script"][0] == "make setup"
         assert not any("engine" in line for line in job["script"])
 
 
 def test_the_last_job_needs_every_image_and_gpu_job() -> None:
     plan = the_release()
     github, gitlab = github_jobs(plan), gitlab_jobs(plan)
-    others = [name for name in github if name not in ("checks", "publish", "test-report")]
+    others = [name for name in github if name not in (*GATES, "publish", "test-report")]
     assert len(others) == len(plan.images) + 6
     assert github["publish"]["needs"] == github["test-report"]["needs"] == others
     assert [need["job"] for need in gitlab["ngc:publish"]["needs"]] == \
@@ -182,7 +184,7 @@ def test_artifacts_kept_whatever_the_outcome() -> None:
     assert all(step["if"] == "always()" for step in uploads)
     assert "build/26.11/release.json" in uploads[-1]["with"]["path"]
     for name, job in gitlab_jobs(plan).items():
-        if name != "ngc:checks":
+        if name not in GITLAB_GATES:
             assert job["artifacts"]["when"] == "always"
             assert job["artifacts"]["reports"]["junit"] == "build/26.11/reports/*.junit.xml"
 
@@ -312,6 +314,45 @@ def test_gitlab_jobs_map_the_signing_key_only_when_the_site_renames_it() -> None
         assert "NGC_SIGNING_KEY" not in job.get("variables", {}), name  # the project's own
     renamed = SITE.model_copy(update={"signing_key_secret": "RELEASE_KEY"})
     jobs = generated(plan, renamed)[GITLAB_FILE]
-    release_jobs = [job for name, job in jobs.items() if name not in ("ngc:bump", "ngc:checks")]
+    release_jobs = [job for name, job in jobs.items()
+                    if name not in ("ngc:bump", *GITLAB_GATES)]
     assert release_jobs and all(job["variables"]["NGC_SIGNING_KEY"] == "$RELEASE_KEY"
                                 for job in release_jobs)
+
+
+def test_the_extended_suite_gates_every_scheduled_release() -> None:
+    """`make test-extended` runs where something real runs it: in the scheduled and
+    hand-started release pipelines, after the checks and before the first image is built
+    (never on a pull request: it is too long for one)."""
+    plan = the_release()
+    github, gitlab = github_jobs(plan), gitlab_jobs(plan)
+    assert github["extended"]["needs"] == ["checks"]
+    assert github["extended"]["if"] == "github.event_name != 'pull_request'"
+    assert github["extended"]["steps"][-1]["run"] == "sudo --preserve-env make test-extended"
+    assert gitlab["ngc:extended"]["script"] == ["make test-extended"]
+    sources = " ".join(rule["if"] for rule in gitlab["ngc:extended"]["rules"])
+    assert "merge_request_event" not in sources and '"schedule"' in sources
+    roots = [spec.name for spec in plan.images if spec.parent is None]
+    assert roots and all("extended" in github[name]["needs"] for name in roots)
+    assert all({"job": "ngc:extended", "artifacts": False} in gitlab[f"ngc:{name}"]["needs"]
+               for name in roots)
+
+
+def test_gitlab_jobs_make_the_signing_key_file_their_own_before_the_builder_reads_it(
+        tmp_path: Path) -> None:
+    """GitLab writes a File variable readable by others; the builder refuses such a key. The
+    line, run by a real shell, leaves the file 0600 (and does nothing without one)."""
+    for name, job in gitlab_jobs(the_release()).items():
+        if name not in (*GITLAB_GATES, "ngc:bump"):
+            script = job["script"]
+            line = next(index for index, text in enumerate(script) if "chmod 600" in text)
+            assert line < next(i for i, text in enumerate(script) if ".venv/bin/" in text)
+    key = tmp_path / "key"
+    key.write_text("k")
+    key.chmod(0o666)
+    chmod = next(text for text in gitlab_jobs(the_release())["ngc:base"]["script"]
+                 if "chmod" in text)
+    for value in (str(key), str(tmp_path / "absent"), ""):
+        done = subprocess.run(["sh", "-c", chmod], env={"NGC_SIGNING_KEY": value}, check=False)
+        assert done.returncode == 0
+    assert key.stat().st_mode & 0o777 == 0o600

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.commands import validate as command
 from ngc_builder.commands.validate import ValidateImageOptions, validate_slurm_command
 from ngc_builder.errors import InputError, StepError
 from ngc_builder.runner.mpilaunch import RESULT_MARK
@@ -260,25 +259,3 @@ def test_a_ref_that_is_not_an_image_name_never_reaches_a_job(ref: str, tmp_path:
         validate_slurm_command(ValidateImageOptions(ref, slurm=True, site=site_file,
                                                     root=tmp_path), cluster)
     assert cluster.script == ""
-
-
-def test_a_framework_label_is_only_looked_up_as_a_plain_folder_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """An image labelled framework=../../x must not make the submit side load files from
-    outside the checkout's frameworks/ (it would run them as a probe's checks)."""
-    outside = tmp_path / "evil"
-    outside.mkdir()
-    (outside / "probe.py").write_text("def main(rank, size, coordinator):\n    return {}\n"
-                                      "def register(suite):\n    raise SystemExit('ran')\n")
-    root = tmp_path / "root"
-    (root / "frameworks").mkdir(parents=True)
-    site_file = tmp_path / "site.yaml"
-    site_file.write_text("slurm:\n  gpus: 0\n  poll_seconds: 0.001\n")
-    labels = {"org.ngc-builder.framework": "../../evil", "org.ngc-builder.stack": "cu13"}
-    options = ValidateImageOptions(REF, slurm=True, site=site_file, root=root,
-                                   out=tmp_path / "out")
-    monkeypatch.setattr(command, "_local_labels", lambda engine, ref: labels)
-    cluster = FakeSlurm([JobState("COMPLETED")], passing_node())
-    validate_slurm_command(options, cluster)
-    assert "evil" not in cluster.script and "multinode_worker.py" in cluster.script

@@ -180,7 +180,7 @@ RUN set -e; \
         fe8c8955be71be9f744729b73c73cc6bc01184daf253604f1d3ee16a8d64d30d \
         ff4ccb73fee9356ac1e76f05a23891075f7bc4445b0a746eb96de39975b65a4b > "$d/sha256"; \
     for f in /var/cache/apt/archives/*.deb; do \
-        [ -e "$f" ] || continue; s="$(sha256sum "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { echo "ngc-builder: ${n%%_*}: sha256 $s is not the locked one: refused before dpkg" >&2; exit 1; }; done; \
+        [ -e "$f" ] || continue; s="$(sha256sum < "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { printf 'ngc-builder: %s: sha256 %s is not the locked one: refused before dpkg\n' "${n%%_*}" "$s" >&2; exit 1; }; done; \
     DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "$@"; \
     for p in \
         caffe=1.0.0+git20180821.99bd997-8+b2 \

@@ -77,7 +77,7 @@ RUN set -e; \
         fc618ec40465e5ce48622606299cb47833efc3fb235ba15543b81f850722f443 \
         fe2276901c7cd7b8079de63072d37fe1cbeb4eb001a3bc1f1d662ad89aa0890e > "$d/sha256"; \
     for f in /var/cache/apt/archives/*.deb; do \
-        [ -e "$f" ] || continue; s="$(sha256sum "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { echo "ngc-builder: ${n%%_*}: sha256 $s is not the locked one: refused before dpkg" >&2; exit 1; }; done; \
+        [ -e "$f" ] || continue; s="$(sha256sum < "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { printf 'ngc-builder: %s: sha256 %s is not the locked one: refused before dpkg\n' "${n%%_*}" "$s" >&2; exit 1; }; done; \
     DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "$@"; \
     for p in \
         adduser=3.152 \

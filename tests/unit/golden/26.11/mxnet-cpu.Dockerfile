@@ -16,7 +16,7 @@ RUN set -e; \
     printf '%s\n' \
         3f0c9a4c730da2fdab001cae596625438598fd2996d29d888feeb4c1cdc9011f > "$d/sha256"; \
     for f in /var/cache/apt/archives/*.deb; do \
-        [ -e "$f" ] || continue; s="$(sha256sum "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { echo "ngc-builder: ${n%%_*}: sha256 $s is not the locked one: refused before dpkg" >&2; exit 1; }; done; \
+        [ -e "$f" ] || continue; s="$(sha256sum < "$f")"; s="${s%% *}"; n="${f##*/}"; grep -qxF "$s" "$d/sha256" || { printf 'ngc-builder: %s: sha256 %s is not the locked one: refused before dpkg\n' "${n%%_*}" "$s" >&2; exit 1; }; done; \
     DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "$@"; \
     for p in \
         libquadmath0=12.2.0-14+deb12u1; do \
