@@ -22,6 +22,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from ngc_builder.redact import strip_userinfo
 
@@ -98,6 +99,24 @@ def read_text(path: Path, limit: int, *, links: bool = True, errors: str = "stri
     return read_regular(path, limit, links=links).decode("utf-8", errors)
 
 
+def read_tail(path: Path, limit: int) -> str:
+    """The last `limit` bytes at most of a regular file, decoded leniently: a log or a job's
+    output is read for its end (the cause and the verdict), however long it grew."""
+    with _opened(path, links=True) as descriptor:
+        os.lseek(descriptor, max(0, os.fstat(descriptor).st_size - limit), os.SEEK_SET)
+        data = b"".join(_blocks(path, descriptor, None, stop=limit))
+    return data.decode("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def open_regular(path: Path) -> Iterator[BinaryIO]:
+    """A regular file opened for reading (links followed), for a reader that seeks and
+    bounds what it reads itself (an archive's members)."""
+    with _opened(path, links=True) as descriptor, \
+            os.fdopen(descriptor, "rb", closefd=False) as stream:
+        yield stream
+
+
 def read_private(path: Path, limit: int, *, others_may_read: bool = False) -> bytes:
     """A file of this user's alone (module docstring), at most `limit` bytes. A public key
     may be readable by others (`others_may_read`), never writable by them."""
@@ -114,6 +133,10 @@ def _opened(path: Path, links: bool) -> Iterator[int]:
     except OSError as exc:
         if exc.errno == errno.ELOOP and not links:
             raise UnsafeFile(path, "a symbolic link: not followed", errno.ELOOP) from None
+        if exc.errno in (errno.ENXIO, errno.ENODEV):  # a socket or a device cannot be opened
+            mode = os.stat(path).st_mode
+            raise UnsafeFile(path, f"not a regular file ({_kind(mode)}): not read",
+                             errno.EINVAL) from None
         raise
     try:
         mode = os.fstat(descriptor).st_mode
@@ -129,15 +152,19 @@ def _kind(mode: int) -> str:
     return KINDS.get(stat.S_IFMT(mode), "of another kind")
 
 
-def _blocks(path: Path, descriptor: int, limit: int | None) -> Iterator[bytes]:
+def _blocks(path: Path, descriptor: int, limit: int | None,
+            stop: int | None = None) -> Iterator[bytes]:
     """The file's bytes block by block; UnsafeFile as soon as more than `limit` are read
-    (the size stat gives is not trusted: the file may grow while it is read)."""
+    (the size stat gives is not trusted: the file may grow while it is read); `stop`: the
+    reading simply ends after that many (a log's tail, still growing)."""
     total = 0
     while block := os.read(descriptor, BLOCK if limit is None else min(BLOCK, limit + 1)):
         total += len(block)
         if limit is not None and total > limit:
             raise UnsafeFile(path, f"larger than {_size(limit)} (the limit)", errno.EFBIG)
         yield block
+        if stop is not None and total >= stop:
+            return
 
 
 def _size(limit: int) -> str:

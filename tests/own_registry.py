@@ -45,6 +45,7 @@ class OwnRegistry:
                 if requests.get(f"http://{self.host}/v2/", timeout=2).status_code == 200:
                     return
             time.sleep(0.1)
+        self.stop()  # never left serving, or holding its port, behind a failed start
         raise RuntimeError(f"test registry did not start: {self.log()[-2000:]}")
 
     def stop(self, how: signal.Signals = signal.SIGKILL) -> None:
@@ -60,8 +61,8 @@ class OwnRegistry:
 def own_registry(folder: Path, storage: Path | None = None) -> Iterator[OwnRegistry]:
     folder.mkdir(parents=True, exist_ok=True)
     registry = OwnRegistry(folder, storage or folder / "data")
-    registry.start()
     try:
+        registry.start()
         yield registry
     finally:
         registry.stop()

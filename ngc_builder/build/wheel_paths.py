@@ -15,6 +15,8 @@ from pathlib import PurePosixPath
 
 from packaging.utils import canonicalize_name
 
+from ngc_builder.errors import CONTROL
+
 VENV = PurePosixPath("/opt/venv")
 # The files a wheel lists in RECORD for itself: the installer writes RECORD anew.
 OWN_RECORDS = (("RECORD",), ("RECORD.jws",), ("RECORD.p7s",))
@@ -94,7 +96,7 @@ def _plain(parts: tuple[str, ...], where: str) -> tuple[str, ...]:
     """Each part one plain name: a control character would also forge RECORD's rows."""
     for part in parts:
         if (part in ("", ".", "..") or "/" in part or "\\" in part
-                or any(ord(char) < 0x20 or ord(char) == 0x7F for char in part)):
+                or CONTROL.search(part)):
             raise WheelError(f"{where}: is not a plain relative path")
     return parts
 
@@ -112,7 +114,7 @@ class WheelLayout:
         return self.info.removesuffix(".dist-info") + ".data"
 
     def where(self, member: str) -> str:
-        return f"{self.file}: {member!r}" if _unprintable(member) else f"{self.file}: {member}"
+        return f"{self.file}: {member!r}" if not member.isprintable() else f"{self.file}: {member}"
 
 
 def member_destination(tree: VenvTree, layout: WheelLayout, name: str) -> PurePosixPath | None:
@@ -129,7 +131,3 @@ def member_destination(tree: VenvTree, layout: WheelLayout, name: str) -> PurePo
     if folder is None:
         raise WheelError(f"{where}: unknown .data scheme {parts[1]!r}")
     return destination(tree, folder, parts[2:], where, layout.project)
-
-
-def _unprintable(text: str) -> bool:
-    return not text.isprintable()

@@ -8,7 +8,6 @@ versions, and apt checks every .deb it downloads against the SHA256 written here
 from __future__ import annotations
 
 import hashlib
-import io
 import lzma
 import shlex
 import tarfile
@@ -18,12 +17,9 @@ from pathlib import Path, PurePosixPath
 
 from ngc_builder.cache.address import build_url
 from ngc_builder.errors import StepError
-from ngc_builder.files import read_regular
+from ngc_builder.lock.debian import control_text
 from ngc_builder.lock.models import AptPackage
 
-AR_MAGIC = b"!<arch>\n"
-DEB_LIMIT = 4 << 30  # Debian's largest .debs are about 1 GB: read whole, never without end
-AR_HEADER = 60
 # Fields that describe one copy of a file in one archive: ours replace them.
 FILE_FIELDS = frozenset({"filename", "size", "md5sum", "sha1", "sha256", "sha512"})
 REPO_HASH_CHARS = 32
@@ -38,19 +34,19 @@ def deb_stanza(deb: Path) -> str:
 
     Read in Python, not with `dpkg-deb --field`: the build host need not be Debian, and the
     ar container plus a gz/xz control tarball (what the Debian archive ships) is all there
-    is to read. Zstandard members (Ubuntu) are refused with a clear error, since Python 3.11's
-    tarfile cannot open them.
+    is to read, by the lock's bounded reader (lock/debian.py: the members before the control
+    are skipped, never read). Zstandard members (Ubuntu) are refused with a clear error,
+    since Python 3.11's tarfile cannot open them.
     """
-    data = read_regular(deb, DEB_LIMIT)
-    if not data.startswith(AR_MAGIC):
-        raise DebError(f"{deb.name}: not an ar archive")
     try:
-        name, member = _control_member(data, deb.name)
-        if name.endswith(".zst"):
-            raise DebError(f"{deb.name}: {name} is zstd-compressed, which is not supported")
-        return _control_file(member, name, deb.name)
-    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, UnicodeDecodeError,
-            ValueError) as exc:  # damaged bytes: whatever layer notices, one line naming it
+        return control_text(deb).strip("\n") + "\n"
+    except ValueError as exc:
+        if "zst" in str(exc):
+            raise DebError(f"{deb.name}: its control.tar.zst is zstd-compressed, which is not "
+                           "supported") from None
+        raise DebError(f"{deb.name}: {exc}") from None
+    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        # damaged bytes: whatever layer notices, one line naming the file
         raise DebError(f"{deb.name}: damaged .deb ({exc.__class__.__name__})") from None
 
 
@@ -60,30 +56,6 @@ def read_stanza(deb: Path, image: str, step: str) -> str:
         return deb_stanza(deb)
     except DebError as exc:
         raise StepError(image, step, str(exc)) from None
-
-
-def _control_file(member: bytes, name: str, label: str) -> str:
-    with tarfile.open(fileobj=io.BytesIO(member), mode="r:*") as tar:
-        for info in tar.getmembers():
-            if info.isfile() and info.name.lstrip("./") == "control":
-                extracted = tar.extractfile(info)
-                assert extracted is not None  # a regular file always has contents
-                return extracted.read().decode("utf-8").strip("\n") + "\n"
-    raise DebError(f"{label}: {name} has no control file")
-
-
-def _control_member(data: bytes, label: str) -> tuple[str, bytes]:
-    """The `control.tar*` member of an ar archive: its name and bytes."""
-    offset = len(AR_MAGIC)
-    while offset + AR_HEADER <= len(data):
-        header = data[offset:offset + AR_HEADER]
-        name = header[:16].decode("ascii").strip().rstrip("/")
-        size = int(header[48:58].decode("ascii").strip())
-        start = offset + AR_HEADER
-        if name.startswith("control.tar"):
-            return name, data[start:start + size]
-        offset = start + size + (size % 2)  # members are padded to an even length
-    raise DebError(f"{label}: no control.tar member")
 
 
 def packages_index(entries: list[tuple[AptPackage, str]]) -> str:

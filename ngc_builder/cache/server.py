@@ -18,6 +18,7 @@ import requests
 from ngc_builder.cache.serve import concrete_address
 from ngc_builder.cache.store import MARKER, PackageCache, open_cache
 from ngc_builder.errors import StepError
+from ngc_builder.files import INPUT_LIMIT, read_tail, read_text
 
 START_SECONDS = 10.0
 
@@ -25,7 +26,7 @@ START_SECONDS = 10.0
 def cache_token(cache: PackageCache) -> str:
     """The marker this cache serves (open_cache made it): tells our server from another
     cache's."""
-    return open_cache(cache.root).root.joinpath(MARKER).read_text(encoding="utf-8")
+    return read_text(open_cache(cache.root).root.joinpath(MARKER), INPUT_LIMIT)
 
 
 def ensure_serving(cache: PackageCache, address: str, port: int) -> str:
@@ -81,7 +82,7 @@ def _start(cache: PackageCache, address: str, port: int) -> None:
 
 
 def _log_tail(cache: PackageCache, address: str, port: int) -> str:
-    lines = _log(cache, address, port).read_text(errors="replace").strip().splitlines()
+    lines = read_tail(_log(cache, address, port), INPUT_LIMIT).strip().splitlines()
     errors = [line for line in lines if "Error" in line]
     if any("Cannot assign requested address" in line for line in errors):
         return (f"{address} is not an address of this machine: the cache must run on the "

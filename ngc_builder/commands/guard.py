@@ -20,6 +20,7 @@ from ngc_builder.errors import (
     message_line,
     os_problem,
 )
+from ngc_builder.files import UnsafeFile
 from ngc_builder.redact import redacted_output, strip_userinfo
 from ngc_builder.services.environment import check_environment
 
@@ -36,15 +37,23 @@ def guarded(action: Callable[[], int], as_json: bool = False) -> int:
         return _guarded(action, as_json)
 
 
+def _input_error(exc: InputError, as_json: bool) -> int:
+    """Bad input: each problem one line, exit 2."""
+    for problem in exc.problems:
+        print(problem, file=sys.stderr)
+    _json_error(as_json, EXIT_INPUT, [_fields(problem) for problem in exc.problems])
+    return EXIT_INPUT
+
+
 def _guarded(action: Callable[[], int], as_json: bool) -> int:
     try:
         check_environment()  # a typo in a variable never weakens a check in silence
         return action()
+    except UnsafeFile as unsafe:  # a FIFO, a device, a link or too large, whoever read it
+        problem = Problem(str(unsafe.filename), 1, "(file)", str(unsafe.strerror))
+        return _input_error(InputError([problem]), as_json)
     except InputError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        _json_error(as_json, EXIT_INPUT, [_fields(problem) for problem in exc.problems])
-        return EXIT_INPUT
+        return _input_error(exc, as_json)
     except (StepError, EngineError) as exc:
         return _failed(str(exc), as_json)
     except BrokenPipeError:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
+from ngc_builder.manifest.paths import default_root
+from ngc_builder.manifest.site import load_site
 from ngc_builder.pipeline import noop
 from ngc_builder.pipeline.console import print_summary
 from ngc_builder.pipeline.flow import Host, ReleaseOptions, release_flow
@@ -20,6 +22,9 @@ def whole_run(options: ReleaseOptions, host: Host | None, registry: Registry | N
               inputs: str | None) -> int:
     """`inputs`: the fingerprint taken before the run, when it may leave a memo."""
     with stop_signals_raise():
+        # The site file is input like the manifest: refused before the stack check asks the
+        # index anything and before a context is written.
+        load_site(options.site, options.root or default_root(options.manifest))
         prepared = prepare(options.manifest, options.root, only=options.only,
                            registry=registry or registry_option(options.registry),
                            stack_check=options.stack_check)

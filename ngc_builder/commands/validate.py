@@ -10,19 +10,19 @@ from typing import Any
 
 import docker.errors
 import requests
-from pydantic import TypeAdapter, ValidationError
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import EngineError, InputError, Problem, StepError
 from ngc_builder.files import INPUT_LIMIT, read_text
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model, load_release
-from ngc_builder.manifest.models import RELEASE_RE, Name
+from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.manifest.site import slurm_site
 from ngc_builder.pipeline.interrupt import stop_signals_raise
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
 from ngc_builder.runner.report import RunReport
 from ngc_builder.services.engine import Engine, connect, gpu_mode, image_exists
+from ngc_builder.services.reference import name_problem
 from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate.baselines import DEFAULT_FILE, measurements, record
 from ngc_builder.validate.charliecloud import ChRun, image_facts, validate_charliecloud
@@ -43,7 +43,6 @@ from ngc_builder.validate.slurm import validate_on_slurm
 from ngc_builder.validate.srun import Worker, workers_for
 
 FRAMEWORK_LABEL = f"{LABEL_PREFIX}.framework"
-MANIFEST_NAME = TypeAdapter(Name)  # the manifest's own rule for a framework's name
 
 
 @dataclass(frozen=True)
@@ -134,7 +133,7 @@ def _image_inputs(engine: Engine, options: ValidateImageOptions
     labels = engine.api.inspect_image(ref)["Config"].get("Labels") or {}
     expected = _expected_labels(labels, ref, options.manifest)
     name = ref.rsplit("/", 1)[-1].replace(":", "_")
-    lineage = labels.get(f"{LABEL_PREFIX}.image") or name.split("_")[0]
+    lineage = _lineage(ref, labels, name)
     document = baseline_document(HostBaselines(options.baselines_file), lineage)
     return expected, name, document
 
@@ -149,7 +148,7 @@ def validate_slurm_command(options: ValidateImageOptions, cluster: SlurmCluster,
     ref = checked_reference(options.ref)
     labels = _local_labels(engine, ref)
     name = ref.rsplit("/", 1)[-1].replace(":", "_")
-    lineage = labels.get(f"{LABEL_PREFIX}.image") or name.split("_")[0]
+    lineage = _lineage(ref, labels, name)
     expected = _expected_labels({f"{LABEL_PREFIX}.image": lineage, **labels}, ref,
                                 options.manifest)
     known = {**labels, **expected}
@@ -200,16 +199,23 @@ def framework_label(ref: str, labels: dict[str, str]) -> str | None:
     framework's name before it names a folder of frameworks/ (whose probes a job stages and
     runs) or a path in a job script: a label is the image's say, and `../../x` or `/tmp/x`
     would name a folder anywhere. Refused: bad input, before anything is staged or run."""
-    name = labels.get(FRAMEWORK_LABEL)
-    if name is None:
-        return None
-    try:
-        MANIFEST_NAME.validate_python(name)
-    except ValidationError as exc:
-        why = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
-        raise InputError([Problem(ref, 1, FRAMEWORK_LABEL, f"the image's label: {why}; it "
-                                  "names no folder of frameworks/")]) from None
+    return label_name(ref, labels, FRAMEWORK_LABEL, "it names no folder of frameworks/")
+
+
+def label_name(ref: str, labels: dict[str, str], key: str, use: str) -> str | None:
+    """The name an image's label `key` gives, held to the manifest's name rule (`use`: what
+    the name would have become)."""
+    name = labels.get(key)
+    why = name_problem(name) if name is not None else None
+    if why is not None:
+        raise InputError([Problem(ref, 1, key, f"the image's label: {why}; {use}")])
     return name
+
+
+def _lineage(ref: str, labels: dict[str, str], name: str) -> str:
+    """The release image the report and the T3 baselines are kept under."""
+    found = label_name(ref, labels, f"{LABEL_PREFIX}.image", "it names no image's baselines")
+    return found or name.split("_")[0]
 
 
 def _expected_labels(found: dict[str, str], ref: str, manifest: Path | None) -> dict[str, str]:

@@ -18,6 +18,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.files import open_regular
+
 AR_MAGIC = b"!<arch>\n"
 AR_HEADER = 60
 CONTROL_LIMIT = 4 * 1024 * 1024  # bytes of control.tar.* and of the control file itself
@@ -53,8 +55,7 @@ class DebControl:
 def deb_control(path: Path) -> DebControl | None:
     """The control of the .deb at `path`, None when it cannot be read within bounds."""
     try:
-        member, data = _control_member(path)
-        fields = control_fields(_control_text(member, data))
+        fields = control_fields(control_text(path))
     except (OSError, ValueError, EOFError, tarfile.TarError, lzma.LZMAError, zlib.error):
         return None
     return DebControl(
@@ -63,8 +64,14 @@ def deb_control(path: Path) -> DebControl | None:
         provides=tuple(group[0] for group in relations(fields.get("Provides", ""))))
 
 
+def control_text(path: Path) -> str:
+    """The .deb's `control` file, read within the bounds above (ValueError, OSError and the
+    decompressors' errors for what cannot be read so)."""
+    return _control_text(*_control_member(path))
+
+
 def _control_member(path: Path) -> tuple[str, bytes]:
-    with path.open("rb") as archive:
+    with open_regular(path) as archive:
         if archive.read(len(AR_MAGIC)) != AR_MAGIC:
             raise ValueError("not an ar archive")
         while len(header := archive.read(AR_HEADER)) == AR_HEADER:

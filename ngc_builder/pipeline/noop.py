@@ -223,6 +223,9 @@ def _mac_key(create: bool) -> bytes | None:
         key = read_private(path, KEY_LIMIT)
     except OSError:
         return None
+    if len(key) < KEY_BYTES and create:  # cut short (a run killed while making it): a new one
+        write_private(path, secrets.token_bytes(KEY_BYTES))
+        key = read_private(path, KEY_LIMIT)
     return key if len(key) >= KEY_BYTES else None  # one cut short is no key
 
 

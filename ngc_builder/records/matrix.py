@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ngc_builder.errors import InputError, Problem, os_problem
-from ngc_builder.files import DATA_LIMIT, read_text
+from ngc_builder.files import DATA_LIMIT, read_tail, read_text
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
@@ -175,7 +175,7 @@ def log_evidence(path: Path) -> list[str]:
     if not path.exists():
         return []
     lines = [redact(line)[:200] for line in
-             read_text(path, DATA_LIMIT, errors="replace").splitlines()
+             read_tail(path, DATA_LIMIT).splitlines()
              if line.strip() and not line.startswith(("!!! ", "==> "))]
     errors = [line for line in lines if ERROR_LINE.search(line)][-ERROR_LINES:]
     tail = [line for line in lines[-LOG_TAIL:] if line not in errors]

@@ -3,13 +3,16 @@ each mistake in one (syntax, a missing include, an error as it renders) as `file
 
 from __future__ import annotations
 
+import os
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
+from jinja2.loaders import split_template_path
 
 from ngc_builder.errors import Problem
+from ngc_builder.files import INPUT_LIMIT, read_regular
 from ngc_builder.manifest.paths import PROJECT_FOLDERS
 
 
@@ -28,14 +31,30 @@ class ProjectLoader(jinja2.FileSystemLoader):
                 not (templates / template).is_file() and (root / template).exists():
             raise OutsideProject(template, f"{template}: not in the project's "
                                  f"{', '.join(PROJECT_FOLDERS)}")
+        path = self._found(template)
+        data = read_regular(path, INPUT_LIMIT)  # never a FIFO, a device or without end
         try:
-            return super().get_source(environment, template)
+            source = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            found = [Path(folder) / template for folder in self.searchpath
-                     if (Path(folder) / template).is_file()]
-            line = found[0].read_bytes()[: exc.start].count(b"\n") + 1 if found else 1
+            line = data[: exc.start].count(b"\n") + 1
             raise jinja2.TemplateSyntaxError("not UTF-8 text", line, template,
-                                             str(found[0]) if found else None) from None
+                                             str(path)) from None
+        mtime = path.stat().st_mtime
+        return source, str(path), lambda: path.stat().st_mtime == mtime
+
+    def _found(self, template: str) -> Path:
+        """The first search folder's file of that name; a link may not lead out of the
+        folder it stands in (a folder that is itself a link is the project's to make)."""
+        parts = split_template_path(template)
+        for folder in self.searchpath:
+            path = Path(folder).joinpath(*parts)
+            if not os.path.lexists(path):
+                continue
+            if not path.resolve().is_relative_to(path.parent.resolve()):
+                raise OutsideProject(template, f"{template}: a link to a file outside "
+                                     f"{path.parent.name}/: not followed")
+            return path
+        raise jinja2.TemplateNotFound(template)
 
 
 def environment(root: Path) -> jinja2.Environment:

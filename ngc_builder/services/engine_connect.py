@@ -7,6 +7,7 @@ asked here with the site's files and the client reads no environment.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -17,8 +18,10 @@ from urllib.parse import urlsplit
 import docker
 import docker.tls
 import requests
+import urllib3
 
 TLS_FILES = ("ca.pem", "cert.pem", "key.pem")  # DOCKER_CERT_PATH's layout
+VERSION_LIMIT = 64 * 1024  # an engine's /version answer: a few hundred bytes
 _PORT = re.compile(r":([0-9]+)$")
 
 
@@ -50,9 +53,22 @@ def tls_api_version(url: str, tls: Path, timeout: int) -> str:
         session.trust_env = False
         answer = session.get(url.replace("tcp://", "https://", 1) + "/version",
                              cert=(str(tls / "cert.pem"), str(tls / "key.pem")),
-                             verify=str(tls / "ca.pem"), timeout=min(timeout, 60))
-        answer.raise_for_status()
-        return str(answer.json()["ApiVersion"])
+                             verify=str(tls / "ca.pem"), timeout=min(timeout, 60),
+                             stream=True)
+        with answer:
+            answer.raise_for_status()
+            # A few hundred bytes from an engine; whatever answers there is read no further.
+            try:
+                body = answer.raw.read(VERSION_LIMIT + 1, decode_content=True)
+            except urllib3.exceptions.HTTPError as exc:  # cut mid-way: a lost connection
+                raise requests.ConnectionError(f"{url}/version: {exc}") from None
+    try:  # said as requests says a bad answer: the callers name the engine that gave it
+        if len(body) > VERSION_LIMIT:
+            raise ValueError(f"more than {VERSION_LIMIT} bytes")
+        return str(json.loads(body)["ApiVersion"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise requests.exceptions.InvalidJSONError(
+            f"{url}/version: not an engine's answer ({exc.__class__.__name__})") from None
 
 
 def url_problem(url: str) -> str | None:

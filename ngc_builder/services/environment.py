@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ngc_builder.errors import CONTROL, InputError, Problem
-from ngc_builder.redact import strip_userinfo
+from ngc_builder.errors import CONTROL, InputError, Problem, message_line
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class EnvironmentProblem(Problem):
     """`NGC_GPU: 'requried' is not auto, required or none`: no file, no line."""
 
     def __str__(self) -> str:
-        return strip_userinfo(f"{self.field}: {self.message}")
+        return message_line(f"{self.field}: {self.message}")  # a name may hold a newline
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,16 @@ NAME_RE = re.compile(r"[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?")
 MAX_REFERENCE = 512
 
 
+def name_problem(value: str) -> str | None:
+    """Why `value` cannot be an image's or a framework's name (the manifest's rule, with the
+    manifest's words), or None."""
+    if len(value) > MAX_REFERENCE:
+        return f"a name of {len(value)} characters (the limit is {MAX_REFERENCE})"
+    if not NAME_RE.fullmatch(value):
+        return f"{value!r} is not a valid name (lower-case a-z 0-9 . _ -)"
+    return None
+
+
 class BadReference(ValueError):
     """A reference that names no image (bad input, exit 2); its text says why."""
 

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
+import urllib3
 
 from ngc_builder.errors import connection_reason
 from ngc_builder.services.registry_errors import RegistryError, RegistryUnavailable
@@ -149,6 +150,10 @@ def receive(response: requests.Response, bound: Bound | None, url: str) -> Answe
     try:
         wanted = bound is not None and 200 <= response.status_code < 300
         content = bounded_body(response, bound, url) if bound and wanted else _drain(response)
+    except urllib3.exceptions.HTTPError as exc:
+        # Read from the raw stream, a body cut mid-way is urllib3's error: said as requests
+        # says it, so the callers retry it as they retry a connection lost before the answer.
+        raise requests.ConnectionError(f"{url}: {exc.__class__.__name__}: {exc}") from None
     finally:
         response.close()
     return Answer(response.status_code, response.headers, content)
@@ -162,7 +167,7 @@ def bounded_body(response: requests.Response, bound: Bound, url: str) -> bytes:
         raise RegistryError(f"{url}: a {bound.what} of {announced} bytes (Content-Length) is "
                             f"over the limit of {bound}: not read")
     received = bytearray()
-    for chunk in response.raw.stream(CHUNK, decode_content=False):
+    for chunk in response.raw.stream(CHUNK, decode_content=True):
         received += chunk
         if len(received) > bound.size:
             raise RegistryError(f"{url}: a {bound.what} of more than {bound} (the limit): "
@@ -173,7 +178,7 @@ def bounded_body(response: requests.Response, bound: Bound, url: str) -> bytes:
 def _drain(response: requests.Response) -> bytes:
     """Nothing of an unwanted body; reading a short one to its end keeps the connection."""
     read = 0
-    for chunk in response.raw.stream(CHUNK, decode_content=False):
+    for chunk in response.raw.stream(CHUNK, decode_content=True):
         read += len(chunk)
         if read > DISCARD:
             break

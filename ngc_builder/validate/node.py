@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ngc_builder.errors import InputError, Problem, one_line
+from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import DATA_LIMIT, read_text
 from ngc_builder.runner.report import CheckResult, RunReport
-from ngc_builder.services.reference import NAME_RE
+from ngc_builder.services.reference import name_problem
 from ngc_builder.validate.evidence import write_reports
 from ngc_builder.validate.hostrun import (
     candidate_pythons,
@@ -54,9 +54,9 @@ class NodeRun:
 
 def framework_folder(root: Path, name: str) -> Path:
     """frameworks/<name>, the name held to the manifest's rule (`../x` names no folder)."""
-    if len(name) > 64 or not NAME_RE.fullmatch(name):
-        raise InputError([Problem(one_line(name[:80]), 1, "framework",
-                                  "not a framework name (lower-case a-z 0-9 . _ -)")])
+    why = name_problem(name)
+    if why is not None:
+        raise InputError([Problem("--framework", 1, "framework", why)])
     folder = root / "frameworks" / name
     if not (folder / "framework.yaml").is_file():
         raise InputError([Problem(str(folder), 1, "framework", "no such framework folder")])

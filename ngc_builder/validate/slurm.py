@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ngc_builder.errors import StepError
-from ngc_builder.files import DATA_LIMIT, read_text
+from ngc_builder.files import DATA_LIMIT, read_tail
 from ngc_builder.manifest.site import SlurmSite
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.slurm import REQUEUED_STATES, JobState, SlurmCluster, SlurmError
@@ -182,6 +182,6 @@ def labels_check(site: SlurmSite, files: JobFiles, expected: dict[str, str],
 
 def _read(path: Path) -> str:
     try:
-        return read_text(path, DATA_LIMIT, errors="replace")
+        return read_tail(path, DATA_LIMIT)
     except FileNotFoundError:
         return ""

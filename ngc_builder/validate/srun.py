@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ngc_builder.files import DATA_LIMIT, read_text
+from ngc_builder.files import DATA_LIMIT, read_tail
 from ngc_builder.runner import multinode
 from ngc_builder.runner.context import Context, RunEnv
 from ngc_builder.runner.mpilaunch import rank_results
@@ -133,7 +133,7 @@ class SrunLaunch:
 def read_launch(folder: Path, worker: Worker, command: str) -> SrunLaunch:
     def text(suffix: str) -> str:
         path = folder / f"srun-{worker.tag}.{suffix}"
-        return read_text(path, DATA_LIMIT, errors="replace") if path.is_file() else ""
+        return read_tail(path, DATA_LIMIT) if path.is_file() else ""
 
     status = text("status").strip()
     return SrunLaunch(worker, command, int(status) if status.isdigit() else None,

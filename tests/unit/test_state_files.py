@@ -152,3 +152,15 @@ def test_discard_removes_the_file_and_minds_nothing_absent(tmp_path: Path) -> No
     discard(path)
     discard(tmp_path / "absent" / "memo")
     assert not path.exists()
+
+
+def test_a_socket_is_named_as_one(tmp_path: Path) -> None:
+    """Opening a socket fails (ENXIO) before fstat could tell: it is still refused by kind,
+    not passed on as a plain OSError."""
+    import socket
+
+    path = tmp_path / "listening.sock"
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(path))
+        with pytest.raises(UnsafeFile, match=r"not a regular file \(a socket\)"):
+            read_regular(path, 1024)

@@ -123,3 +123,17 @@ def test_a_ci_variable_named_like_a_setting_of_ours_is_refused(tmp_path: Path) -
     assert "starts with NGC_, which names ngc-builder's settings" in load_refusal(site, tmp_path)
     site.write_text("ci:\n  password_secret: PROD_TOKEN\n")
     assert load_site(site, tmp_path).ci.password_secret == "PROD_TOKEN"
+
+
+@pytest.mark.timeout(120)
+def test_release_refuses_a_site_the_models_refuse_before_anything_is_written(
+        write_release: WriteRelease, tmp_path: Path) -> None:
+    """A regular site file with a bad value: before, `release` asked the index (the stack
+    check) and wrote every build context before it loaded the site."""
+    site = tmp_path / "bad-site.yaml"
+    site.write_text("engines:\n  - name: b1\n    url: tcp://127.0.0.1:99999\n")
+    build = tmp_path / "build"
+    code, err = release(write_release(GOOD_RELEASE), build, "--site", str(site))
+    assert (code, err) == (2, [f"{site}:3: engines[0].url: 'tcp://127.0.0.1:99999': port 99999 "
+                               "is out of range (1-65535)"])
+    assert not build.exists()

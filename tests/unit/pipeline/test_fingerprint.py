@@ -52,8 +52,8 @@ def test_a_link_to_dev_zero_in_a_framework_is_refused_as_check_refuses_it(
 @pytest.mark.timeout(90)
 def test_a_fifo_in_a_framework_is_refused_at_once(manifest: Path, project: Path,
                                                   tmp_path: Path) -> None:
-    """Before: the fingerprint waited on the FIFO for ever (as `check` still does: its
-    framework reader is not this one)."""
+    """Before: the fingerprint waited on the FIFO for ever (as `check` did too; it now
+    refuses it at once, tests/unit/commands/test_unsafe_files.py)."""
     os.mkfifo(project / "frameworks" / "jax" / "probe_fifo.py")
     code, err, seconds = release(manifest, tmp_path / "build")
     assert (code, err.splitlines()) == (2, [
@@ -149,8 +149,8 @@ def test_the_fingerprint_stays_fast_on_the_repositorys_own_project(tmp_path: Pat
 
 @pytest.mark.timeout(90)
 def test_a_lock_that_is_a_fifo_is_refused_at_once(manifest: Path, tmp_path: Path) -> None:
-    """Before: the fingerprint waited on it for ever (the lock's own loader still would: it
-    is read without a bound, by another module)."""
+    """Before: the fingerprint waited on it for ever (and so did the lock's own loader, which
+    now reads through the same bounded reader)."""
     lock = manifest.with_name("26.11.lock.json")
     lock.unlink()
     os.mkfifo(lock)

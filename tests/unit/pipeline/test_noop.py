@@ -209,3 +209,15 @@ def test_a_memo_that_cannot_be_written_leaves_the_run_as_it_was(
     noop.remember(project.options, noop.fingerprint(project.options), registry,
                   project.record)
     assert not noop.memo_path(project.options).exists()
+
+
+def test_a_memo_key_cut_short_is_replaced_when_the_next_memo_is_kept(tmp_path: Path,
+                                                                     project: Project) -> None:
+    """A run killed while it made the key leaves it short: the next run that keeps a memo
+    makes a whole one (before, a short key stayed, and no memo was ever taken again)."""
+    key = tmp_path / "state" / noop.MAC_KEY_FILE
+    key.write_bytes(b"")
+    key.chmod(0o600)
+    assert noop._mac_key(create=False) is None
+    made = noop._mac_key(create=True)
+    assert made is not None and len(made) == noop.KEY_BYTES and key.read_bytes() == made

@@ -4,11 +4,13 @@ not write."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from ngc_builder.errors import InputError
+from ngc_builder.files import UnsafeFile
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.render.contexts import MARKER, write_all
@@ -104,3 +106,27 @@ def test_render_out_replaces_its_own_earlier_output(write_release: WriteRelease,
     written = write_all(rendered, out)
     assert all((path / MARKER).is_file() for path in written)
     assert not (out / "jax" / "stale.txt").exists()
+
+
+def test_a_shared_template_linked_out_of_templates_is_not_followed(
+        write_release: WriteRelease, project: Path, tmp_path: Path) -> None:
+    """templates/ had no rule of its own: a link there to a file of the build host went
+    whole into every Dockerfile."""
+    secret = tmp_path / "docker-config.json"
+    secret.write_text('{"auths": {"registry": {"auth": "c2VjcmV0"}}}')
+    template = project / "templates" / "base.Dockerfile.j2"
+    template.unlink()
+    template.symlink_to(secret)
+    [problem] = problems_of(write_release(GOOD_RELEASE))
+    assert "base.Dockerfile.j2: a link to a file outside templates/: not followed" in problem
+    assert "c2VjcmV0" not in problem
+
+
+@pytest.mark.timeout(60)
+def test_a_template_that_is_a_fifo_is_refused_at_once(write_release: WriteRelease,
+                                                      project: Path) -> None:
+    template = project / "templates" / "base.Dockerfile.j2"
+    template.unlink()
+    os.mkfifo(template)
+    with pytest.raises(UnsafeFile, match=r"not a regular file \(a FIFO\)"):
+        prepare(write_release(GOOD_RELEASE), None, stack_check=False)

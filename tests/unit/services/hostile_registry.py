@@ -32,6 +32,7 @@ class Huge:
     size: int
     announced: bool = True
     location: str | None = None
+    cut: int | None = None  # the connection closed after this many bytes (a lost answer)
     sent: int = 0
     done: threading.Event = field(default_factory=threading.Event)
 
@@ -78,7 +79,7 @@ class HostileRegistry(QuietHandler):
             self.send_header("Content-Length", str(huge.size))
         self.end_headers()  # HTTP/1.0 without a length: the body ends when the server closes
         try:
-            while huge.sent < huge.size:
+            while huge.sent < min(huge.size, huge.cut if huge.cut is not None else huge.size):
                 self.wfile.write(b"x" * CHUNK)
                 huge.sent += CHUNK
         except OSError:

@@ -67,9 +67,12 @@ def test_docker_cert_path_missing_is_named_with_its_variable(
     assert "DOCKER_CERT_PATH" in str(this_host().engine.error)
 
 
-def test_docker_py_s_rule_for_the_tls_folder(tmp_path: Path) -> None:
+def test_docker_py_s_rule_for_the_tls_folder(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """TLS when DOCKER_CERT_PATH is set or DOCKER_TLS_VERIFY is not empty; the CA only when
-    verifying; without DOCKER_CERT_PATH, ~/.docker."""
+    verifying; without DOCKER_CERT_PATH, ~/.docker (a home of the test's: this machine's
+    own ~/.docker must not decide it)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert env_tls_problem({}) is None and env_tls_problem({"DOCKER_TLS_VERIFY": ""}) is None
     for name in ("cert.pem", "key.pem"):
         (tmp_path / name).write_text("x")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from ngc_builder.services.registry import HttpRegistry, RegistryError
+from ngc_builder.services.registry_errors import RegistryUnavailable
 from ngc_builder.services.registry_http import BLOB, MANIFEST, TAGS, TOKEN
 from tests.unit.services.hostile_registry import (
     HostileRegistry,
@@ -106,6 +107,15 @@ def test_a_huge_manifest_is_refused_within_its_bound(registry: HttpRegistry) -> 
     with pytest.raises(RegistryError, match="a manifest of more than 4 MiB"):
         registry.get_manifest("jax", "26.11-py3")
     assert huge.done.wait(10) and huge.sent < MANIFEST.size + SLACK
+
+
+def test_an_answer_cut_mid_body_is_a_lost_connection_retried_not_a_crash(
+        registry: HttpRegistry) -> None:
+    """Read from the raw stream, a body cut short is urllib3's error: it must come out as
+    the registry being unavailable (which the caller retries), never as an internal error."""
+    HostileRegistry.huge["/v2/jax/tags/list"] = Huge(1024 * 1024, cut=2 * 64 * 1024)
+    with pytest.raises(RegistryUnavailable, match="tags/list"):
+        registry.list_tags("jax")
 
 
 def test_a_huge_tag_list_is_refused(registry: HttpRegistry) -> None:

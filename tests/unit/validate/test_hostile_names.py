@@ -15,13 +15,16 @@ import pytest
 from ngc_builder.commands.guard import EXIT_INPUT, guarded
 from ngc_builder.commands.validate import (
     ValidateImageOptions,
+    _lineage,
     validate_image_command,
     validate_slurm_command,
 )
+from ngc_builder.errors import InputError
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.reference import reference_problem
 from ngc_builder.services.slurm import JobState
 from ngc_builder.validate.chrun import is_reference
+from ngc_builder.validate.node import framework_folder
 from tests.unit.fake_engine import FakeClient, FakeEngine
 from tests.unit.validate.test_charliecloud import IMAGE_ID, FakeProcesses, command
 from tests.unit.validate.test_slurm import FakeSlurm, passing_node
@@ -137,3 +140,23 @@ class Untouchable:
 
     def __getattr__(self, name: str) -> object:
         raise AssertionError(f"the engine was asked for {name}")
+
+
+@pytest.mark.parametrize("label", HOSTILE_LABELS)
+def test_an_image_label_naming_the_baselines_is_held_to_the_name_rule(label: str) -> None:
+    """`org.ngc-builder.image` keys the report and the T3 baselines book: the image's say."""
+    with pytest.raises(InputError, match=r"org\.ngc-builder\.image: the image's label: "):
+        _lineage("img:1", {"org.ngc-builder.image": label}, "img_1")
+    assert _lineage("img:1", {"org.ngc-builder.image": "jax"}, "img_1") == "jax"
+    assert _lineage("img:1", {}, "img_1") == "img"
+
+
+@pytest.mark.parametrize("name", ["../x", "/tmp/x", "..", "Jax", "-x"])
+def test_a_framework_named_on_a_gpu_node_is_held_to_the_name_rule(tmp_path: Path,
+                                                                 name: str) -> None:
+    """`validate --host --framework NAME` stages frameworks/NAME's probes: never another
+    folder's, even where one with a framework.yaml is there to be found."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "framework.yaml").write_text("name: x\n")
+    with pytest.raises(InputError, match="is not a valid name"):
+        framework_folder(tmp_path / "root", name)
