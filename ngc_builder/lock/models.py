@@ -137,8 +137,10 @@ def load_lock(path: Path) -> ReleaseLock | None:
         text = read_text(path, DATA_LIMIT)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem(str(path), 1, "lock", str(exc))]) from None
+    except OSError as exc:  # the reason alone: the file is named already
+        raise InputError([Problem(str(path), 1, "lock", exc.strerror or str(exc))]) from None
+    except UnicodeDecodeError:
+        raise InputError([Problem(str(path), 1, "lock", "not UTF-8 text")]) from None
     try:
         data = json.loads(text)
     except ValueError as exc:

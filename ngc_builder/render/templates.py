@@ -17,7 +17,12 @@ from ngc_builder.manifest.paths import PROJECT_FOLDERS
 
 
 class OutsideProject(jinja2.TemplateNotFound):
-    """A template named outside the project's folders: refused at the line naming it."""
+    """A template named outside the project's folders: refused at the line naming it (or,
+    for the image's own template, at the file itself: `shown`)."""
+
+    def __init__(self, name: str, message: str, shown: str | None = None) -> None:
+        super().__init__(name, message)
+        self.shown = shown
 
 
 class ProjectLoader(jinja2.FileSystemLoader):
@@ -51,8 +56,10 @@ class ProjectLoader(jinja2.FileSystemLoader):
             if not os.path.lexists(path):
                 continue
             if not path.resolve().is_relative_to(path.parent.resolve()):
-                raise OutsideProject(template, f"{template}: a link to a file outside "
-                                     f"{path.parent.name}/: not followed")
+                shown = f"{Path(folder).name}/{template}" if folder == self.searchpath[0] \
+                    else template
+                raise OutsideProject(template, f"a link to a file outside "
+                                     f"{path.parent.name}/: not followed", shown)
             return path
         raise jinja2.TemplateNotFound(template)
 
@@ -83,7 +90,8 @@ def template_problem(exc: Exception, root: Path, image: str) -> Problem:
     for frame, line in reversed(list(traceback.walk_tb(exc.__traceback__))):
         if frame.f_code.co_filename.endswith(".j2"):
             return Problem(_shown(frame.f_code.co_filename, root), line, "template", message)
-    return Problem(f"(template of {image})", 1, "template", message)
+    where = exc.shown if isinstance(exc, OutsideProject) and exc.shown else None
+    return Problem(where or f"(template of {image})", 1, "template", message)
 
 
 def _shown(filename: str | None, root: Path) -> str:

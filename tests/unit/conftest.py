@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ngc_builder.manifest.wheels import Target, WheelMetadata
+
+if TYPE_CHECKING:
+    from ngc_builder.services.registry import HttpRegistry
 
 # Requirements as the real wheels declare them (trimmed), so unit tests need no index.
 FAKE_WHEELS = {
@@ -100,3 +105,16 @@ def no_local_engine_quick_retries(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.setenv("NGC_DOCKER_CERTS_D", str(tmp_path / "certs.d"))
     monkeypatch.setenv("NGC_CACHE_DIR", str(tmp_path / "package-cache"))  # never the user's
     monkeypatch.setenv("NGC_STATE_DIR", str(tmp_path / "state"))  # no one's signing key
+
+
+@pytest.fixture
+def liar(monkeypatch: pytest.MonkeyPatch) -> Iterator[HttpRegistry]:
+    """A client of a registry on 127.0.0.1 that answers what the test tells it to, however
+    wrong (tests/unit/services/hostile_registry.py); no proxy or insecure setting of this
+    machine's in the way."""
+    from tests.unit.services.hostile_registry import hostile
+
+    for name in ("NGC_REGISTRY_INSECURE", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    with hostile() as registry:
+        yield registry

@@ -9,7 +9,6 @@ import base64
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from ngc_builder.publish.attest import ENVELOPE_TYPE, attest_image, attestation_
 from ngc_builder.services.registry import HttpRegistry, Manifest
 from tests.unit.publish.test_attest import IMAGE, MADE, key
 from tests.unit.publish.test_signing import Blobs
-from tests.unit.services.hostile_registry import digest_of, hostile, serve_blob, serve_manifest
+from tests.unit.services.hostile_registry import digest_of, serve_blob, serve_manifest
 
 pytestmark = pytest.mark.unit
 
@@ -53,13 +52,6 @@ def test_a_config_that_is_not_json_or_an_unknown_image_gives_no_labels() -> None
     assert published_labels(registry, "pytorch", image_with(registry, {}, b"not json")) == {}
     assert published_labels(registry, "pytorch", "sha256:" + "0" * 64) == {}
 
-
-@pytest.fixture
-def liar(monkeypatch: pytest.MonkeyPatch) -> Iterator[HttpRegistry]:
-    for name in ("NGC_REGISTRY_INSECURE", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    with hostile() as registry:
-        yield registry
 
 
 def served(framework: str) -> tuple[str, bytes, str]:

@@ -5,7 +5,6 @@ lies about the bytes of a digest is met by a real server on 127.0.0.1 (hostile_r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,7 +15,6 @@ from tests.unit.fake_engine import TableRegistry
 from tests.unit.services.hostile_registry import (
     HostileRegistry,
     Huge,
-    hostile,
     serve_blob,
     serve_manifest,
 )
@@ -109,14 +107,6 @@ def test_an_index_the_registry_answers_is_read_only_when_every_entry_is_sound(
     with pytest.raises(RegistryError, match=f"jax@{digest}: not an index we can read"):
         platforms_of(registry, "jax", digest)
 
-
-@pytest.fixture
-def liar(monkeypatch: pytest.MonkeyPatch) -> Iterator[HttpRegistry]:
-    """A registry on 127.0.0.1 that answers what the test tells it to."""
-    for name in ("NGC_REGISTRY_INSECURE", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    with hostile() as registry:
-        yield registry
 
 
 def served(architecture: str, config: bytes | None = None) -> tuple[str, bytes]:

@@ -6,7 +6,6 @@ in one place, for every caller, and reads no more than its bound of a body."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,7 +16,6 @@ from tests.unit.services.hostile_registry import (
     HostileRegistry,
     Huge,
     digest_of,
-    hostile,
     serve_manifest,
 )
 
@@ -32,16 +30,9 @@ THEIRS = OURS.replace(b'"schemaVersion": 2', b'"schemaVersion": 2, "x": "forged"
 SLACK = 12 * 1024 * 1024
 
 
-@pytest.fixture(autouse=True)
-def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("NGC_REGISTRY_INSECURE", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
-def registry() -> Iterator[HttpRegistry]:
-    with hostile() as client:
-        yield client
+def registry(liar: HttpRegistry) -> HttpRegistry:
+    return liar
 
 
 def test_another_manifests_bytes_for_a_digest_are_refused(registry: HttpRegistry) -> None:
