@@ -47,6 +47,15 @@ class SuiteRegistry:
         assert self.own.process is not None
         (self.own.folder / SERVER_FILE).write_text(str(self.own.process.pid))
 
+    def restart(self) -> None:
+        """Serving again on the same port and storage (after a test stopped it)."""
+        if self.own is None:
+            return
+        self.own.stop()
+        self.own.start()
+        assert self.own.process is not None
+        (self.own.folder / SERVER_FILE).write_text(str(self.own.process.pid))
+
     def finish(self) -> None:
         """Stopped, then its whole storage removed: nothing of the session is left."""
         if self.own is None or self.own.process is None:

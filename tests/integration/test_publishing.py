@@ -9,9 +9,9 @@ CPU JAX) published to its own registry namespace.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -23,7 +23,7 @@ import pytest
 from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.services.registry import parse_registry
 from tests.conftest import DATA, REPO
-from tests.integration.conftest import REGISTRY_HOST, cli, copy_lock
+from tests.integration.conftest import REGISTRY_HOST, SUITE_REGISTRY, cli, copy_lock
 
 # --offline runs read the shared package cache: `ci_packages` fills it first.
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
@@ -199,26 +199,13 @@ def test_a_failed_validation_holds_the_release_tag_and_verify_reports_it(
     assert "ok       " in verified.stdout  # base and cuda-mini still verify
 
 
-def registry_pid() -> int | None:
-    """The registry this suite pushes to, by the pid file ci/setup-engine.sh wrote, and only
-    if that process is still a `docker-registry serve` (not the first pgrep finds: another
-    registry on this host is not the one under test)."""
-    default = Path("/var/lib/ngc-builder") if os.geteuid() == 0 else Path(
-        os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "ngc-builder"
-    state = Path(os.environ.get("NGC_STATE_DIR", default))
-    try:
-        pid = int((state / "registry.pid").read_text().strip())
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except (OSError, ValueError):
-        return None
-    return pid if b"serve" in command and any(b"docker-registry" in part
-                                              for part in command) else None
-
-
 @pytest.mark.extended  # CI: the registry killed mid-push in `make test-faults`
 def test_a_registry_stopped_mid_release_loses_nothing_and_pushes_nothing_twice(
     tmp_path: Path,
 ) -> None:
+    own = SUITE_REGISTRY.own
+    if own is None:
+        pytest.skip("NGC_TEST_REGISTRY names a registry of the user's: a test does not stop it")
     fresh = new_project(tmp_path)
     run = subprocess.Popen(
         [*cli_command(), "release", str(fresh.manifest), "--registry", fresh.registry,
@@ -232,13 +219,10 @@ def test_a_registry_stopped_mid_release_loses_nothing_and_pushes_nothing_twice(
                       for tag in parse_registry(fresh.registry).list_tags("base")):
             assert run.poll() is None and time.monotonic() < deadline
             time.sleep(0.5)
-        pid = registry_pid()
-        assert pid is not None
-        subprocess.run(["kill", str(pid)], check=True)
+        own.stop(signal.SIGTERM)  # the session's own registry: no one else's is stopped
         run.communicate(timeout=1800)
     finally:
-        subprocess.run(["bash", str(REPO / "ci" / "setup-engine.sh")], check=True,
-                       capture_output=True)
+        SUITE_REGISTRY.restart()
     assert run.returncode == 1
     stopped = fresh.record()["images"]
     assert stopped["base"]["push"]["status"] == "ok"
