@@ -87,7 +87,9 @@ def test_engine_killed_mid_validation_fails_it_in_one_line_and_the_rerun_sweeps_
     run = _release_on(engine, project.manifest, tmp_path)
     process = run.start()
     run.wait_for("slow: validating")
-    wait_until(lambda: containers_running(project.token, engine.host), 60,
+    # The runner carries the run's process label (the token is in the build's command
+    # only: this waited on a build container an earlier builder left behind).
+    wait_until(lambda: own_containers(process.pid, engine.host), 60,
                "the slow image's runner container running")
     engine.kill()
     assert run.finish(timeout=120) == 1
