@@ -20,7 +20,7 @@ from typing import Any
 
 import docker
 
-from tests.suite_registry import FOLDERS, SuiteRegistry, planned, sweep_dead_sessions
+from tests.suite_registry import FOLDERS, sweep_dead_sessions
 
 # The tests' own refs: releases pushed under a random namespace (`<registry>/ci-1a2b3c4d/jax`,
 # pub-, cred-, lock-, team-, faults-...) and test-only local refs. OS bases and keyed builds
@@ -120,11 +120,6 @@ def remove_all(client: Any, state_dir: Path) -> None:
     remove_engine_leftovers(client, (set(), set()), unreferenced=False)
     for folder in sweep_dead_sessions(state_dir / FOLDERS):
         print(f"leftovers: removed the registry of a dead test session: {folder}")
-
-
-def configured_registry(state_dir: Path) -> SuiteRegistry:
-    """The registry the tests push to: $NGC_TEST_REGISTRY, else one of the session's own."""
-    return planned(state_dir)
 
 
 if __name__ == "__main__":

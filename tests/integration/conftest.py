@@ -20,15 +20,15 @@ from ngc_builder.lock.models import dump_lock, load_lock, lock_path
 from ngc_builder.services.environment import state_dir
 from tests.conftest import DATA, REPO
 from tests.leftovers import (
-    configured_registry,
     delete_repositories,
     engine_snapshot,
     registry_repositories,
     remove_engine_leftovers,
     throwaway,
 )
+from tests.suite_registry import planned
 
-SUITE_REGISTRY = configured_registry(state_dir())
+SUITE_REGISTRY = planned(state_dir())  # $NGC_TEST_REGISTRY, else the session's own
 REGISTRY_HOST = SUITE_REGISTRY.host
 
 
