@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from ngc_builder import __version__
+from ngc_builder import __version__, clock  # noqa: F401  (the timeline's zero: clock.STARTED)
 from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OFFLINE, OS_SOURCE, REGISTRY, ROOT
 from ngc_builder.cli_run import ci, release, validate
 from ngc_builder.commands.guard import guarded
@@ -147,14 +147,18 @@ def render(manifest: Path, out: Path, root: Path | None, offline: bool,
               default=Path("archive"), show_default=True,
               help="Archive of published releases: this one is added, the previous one is "
                    "what the notes compare with.")
+@click.option("--timeline", is_flag=True,
+              help="Only print the last run's timeline: each image's and worker's steps on "
+                   "one clock, how many ran at once, the critical path (with --json: as "
+                   "JSON). Writes nothing.")
 def report(manifest: Path, root: Path | None, build_dir: Path, out: Path, as_json: bool,
-           notes: Path | None, archive_dir: Path) -> None:
+           notes: Path | None, archive_dir: Path, timeline: bool) -> None:
     """Write the support matrix and the release notes (with the package diff against the
     previous release) from the release record, and archive the release; --json prints the
-    record."""
+    record; --timeline prints the last run's timeline instead."""
     from ngc_builder.commands.report import ReportOptions, report_command
     options = ReportOptions(manifest, root, build_dir, out, as_json,
-                            notes or Path("docs/release-notes"), archive_dir)
+                            notes or Path("docs/release-notes"), archive_dir, timeline)
     sys.exit(guarded(lambda: report_command(options), options.as_json))
 
 

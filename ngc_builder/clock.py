@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
+
+# When this process started its work (the CLI imports this module first): the zero of a
+# release's timeline, so checking, rendering and locking before the first image are on it.
+STARTED = time.time()
 
 
 def now() -> str:

@@ -25,7 +25,7 @@ LEARNING_RATE = 0.1
 
 
 def register(suite: ProbeSuite) -> None:
-    suite.check("caffe2.run_net_once", tier="T2")(run_net_once_cpu)
+    suite.check("caffe2.run_net_once", tier="T2", emulated=True)(run_net_once_cpu)
     suite.check("caffe2.train_cpu", tier="T2")(train_cpu)
     suite.check("caffe2.gpu.devices", tier="T2", needs_gpu=True)(gpu_devices)
     suite.check("caffe2.gpu.run_net_once", tier="T2", needs_gpu=True)(gpu_run_net_once)

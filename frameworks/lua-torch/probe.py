@@ -27,7 +27,7 @@ def installed_version() -> str:
 
 
 def register(suite: ProbeSuite) -> None:
-    suite.check("lua-torch.tensor_op", tier="T2")(tensor_op)
+    suite.check("lua-torch.tensor_op", tier="T2", emulated=True)(tensor_op)
 
 
 def tensor_op(ctx: ProbeContext) -> str:

@@ -28,7 +28,7 @@ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 
 def register(suite: ProbeSuite) -> None:
     suite.check("mxnet.build_features", tier="T0")(build_features)
-    suite.check("mxnet.gluon_train_cpu", tier="T2")(gluon_train_cpu)
+    suite.check("mxnet.gluon_train_cpu", tier="T2", emulated=True)(gluon_train_cpu)
     suite.check("mxnet.onnx_export", tier="T2")(onnx_export)
     suite.check("mxnet.gpu.train", tier="T2", needs_gpu=True)(gpu_train)
     suite.check("mxnet.gpu.conv", tier="T2", needs_gpu=True)(gpu_conv)

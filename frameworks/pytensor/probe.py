@@ -23,7 +23,7 @@ LOSS_DROP = 0.5  # the final loss must be below this fraction of the first
 
 
 def register(suite: ProbeSuite) -> None:
-    suite.check("pytensor.function", tier="T2")(function)
+    suite.check("pytensor.function", tier="T2", emulated=True)(function)
     suite.check("pytensor.grad", tier="T2")(grad)
     suite.check("pytensor.train", tier="T2")(train)
     suite.check("pytensor.gpu.function", tier="T2", needs_gpu=True)(gpu_function)

@@ -41,7 +41,7 @@ IMPORT_NAME = "tensorflow"
 def register(suite: ProbeSuite) -> None:
     suite.check("tf.build_info", tier="T0")(build_info)
     suite.check("tf.amp_train_cpu", tier="T2")(amp_train_cpu)
-    suite.check("tf.dilated_conv_cpu", tier="T2")(dilated_conv_cpu)
+    suite.check("tf.dilated_conv_cpu", tier="T2", emulated=True)(dilated_conv_cpu)
     suite.check("tf.gpu.devices", tier="T2", needs_gpu=True)(gpu_devices)
     suite.check("tf.gpu.matmul", tier="T2", needs_gpu=True)(gpu_matmul)
     suite.check("tf.gpu.dilated_conv", tier="T2", needs_gpu=True)(gpu_dilated_conv)

@@ -28,6 +28,7 @@ from ngc_builder.manifest.wheels import Target
 from ngc_builder.services.streams import LineSink
 
 PARALLEL_DOWNLOADS = 4
+PARALLEL_PIP = 3
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,12 @@ def fetch_wheels(cache: PackageCache, target: Target, packages: Iterable[PipPack
     if not missing:
         return Fetched(0, 0)
     sink(f"fetching {len(missing)} wheels for Python {target.python}")
-    kept = sum(_fetch_batch(cache, target, batch) for batch in one_version_each(missing))
+    # One pip downloads one file at a time (~85 MB/s here, a third of it pip's own CPU): a
+    # few side by side, each with a share of every batch.
+    shares = [batch[start::PARALLEL_PIP] for batch in one_version_each(missing)
+              for start in range(PARALLEL_PIP) if batch[start::PARALLEL_PIP]]
+    with ThreadPoolExecutor(PARALLEL_PIP, thread_name_prefix="pip") as pool:
+        kept = sum(pool.map(lambda share: _fetch_batch(cache, target, share), shares))
     return Fetched(len(missing), kept)
 
 

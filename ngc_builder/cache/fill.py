@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ngc_builder.cache.apt_repo import DebError
-from ngc_builder.cache.fetch import fetch_debs, fetch_wheels
+from ngc_builder.cache.fetch import Fetched, fetch_debs, fetch_wheels
 from ngc_builder.cache.index import write_apt_repo, write_simple_index
 from ngc_builder.cache.store import PackageCache
 from ngc_builder.errors import StepError
@@ -27,16 +27,34 @@ class CacheFill:
     downloaded: int
     bytes: int
 
+    def __add__(self, other: CacheFill) -> CacheFill:
+        return CacheFill(self.downloaded + other.downloaded, self.bytes + other.bytes)
+
 
 def fill_cache(cache: PackageCache, loaded: LoadedRelease, images: Iterable[ImageSpec],
                lock: ReleaseLock, sink: LineSink) -> CacheFill:
     """Download what the cache lacks for `images`, then write its indexes."""
     specs = list(images)
-    fetched = [fetch_wheels(cache, target, wheels, sink)
-               for target, wheels in _wheels_by_target(loaded, specs, lock).items()]
-    for mirror, debs in _debs_by_mirror(loaded, specs, lock).items():
-        fetched.append(fetch_debs(cache, mirror, debs, sink))
+    filled = fill_debs(cache, loaded, specs, lock, sink) + fill_wheels(cache, loaded, specs,
+                                                                      lock, sink)
     index_cache(cache, specs, lock)
+    return filled
+
+
+def fill_debs(cache: PackageCache, loaded: LoadedRelease, specs: list[ImageSpec],
+              lock: ReleaseLock, sink: LineSink) -> CacheFill:
+    """The .debs (the OS images are made from them: they come first)."""
+    return _total([fetch_debs(cache, mirror, debs, sink)
+                   for mirror, debs in _debs_by_mirror(loaded, specs, lock).items()])
+
+
+def fill_wheels(cache: PackageCache, loaded: LoadedRelease, specs: list[ImageSpec],
+                lock: ReleaseLock, sink: LineSink) -> CacheFill:
+    return _total([fetch_wheels(cache, target, wheels, sink)
+                   for target, wheels in _wheels_by_target(loaded, specs, lock).items()])
+
+
+def _total(fetched: list[Fetched]) -> CacheFill:
     return CacheFill(sum(f.files for f in fetched), sum(f.bytes for f in fetched))
 
 

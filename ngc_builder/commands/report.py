@@ -1,8 +1,10 @@
 """`ngc-builder report MANIFEST`: the support matrix, the release notes (with the package diff
-against the previous archived release) and the archive, all from the release record."""
+against the previous archived release) and the archive, all from the release record; or, with
+--timeline, the last run's steps on one clock and nothing written."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.matrix import support_matrix
 from ngc_builder.records.notes import release_notes
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
+from ngc_builder.records.timeline import render_timeline, timeline_json
 from ngc_builder.services.registry import Registry, parse_registry
 
 
@@ -28,6 +31,7 @@ class ReportOptions:
     as_json: bool = False
     notes: Path | None = None  # a folder (one file per release) or a .md file
     archive_dir: Path | None = None
+    timeline: bool = False  # print the last run's timeline instead of writing the reports
 
 
 def report_command(options: ReportOptions, registry: Registry | None = None) -> int:
@@ -38,6 +42,8 @@ def report_command(options: ReportOptions, registry: Registry | None = None) -> 
     if record is None:
         raise InputError([Problem(str(path), 1, "(record)",
                                   "no release record: run `ngc-builder release` first")])
+    if options.timeline:  # reads no evidence file and writes nothing
+        return _print_timeline(record, options.as_json)
     check_evidence(record, path.parent, path)  # before the matrix, the archive or the notes
     if options.as_json:
         print(record.model_dump_json(indent=2))
@@ -57,6 +63,11 @@ def report_command(options: ReportOptions, registry: Registry | None = None) -> 
         write_atomic(target, text)
         print(f"wrote {target}")
         _write_public_key(target.with_name(f"{record.release}.cosign.pub"))
+    return EXIT_OK
+
+
+def _print_timeline(record: ReleaseRecord, as_json: bool) -> int:
+    print(json.dumps(timeline_json(record), indent=2) if as_json else render_timeline(record))
     return EXIT_OK
 
 

@@ -3,8 +3,12 @@ and is served on the network the builds run on."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
 from ngc_builder.cache.address import cache_port
-from ngc_builder.cache.fill import fill_cache, index_cache, missing_files
+from ngc_builder.cache.fill import fill_debs, fill_wheels, index_cache, missing_files
 from ngc_builder.cache.network import BuildNetwork, build_network
 from ngc_builder.cache.server import ensure_serving
 from ngc_builder.cache.store import PackageCache, default_root, open_cache
@@ -15,19 +19,30 @@ from ngc_builder.pipeline.console import Ui
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.services.engine import Engine
 
+T = TypeVar("T")
+
 
 def ready_cache(engine: Engine, loaded: LoadedRelease, lock: ReleaseLock,
-                selected: list[ImageSpec], offline: bool, ui: Ui) -> BuildNetwork:
-    """Fill (or, offline, only check) the cache, then serve it to the builds."""
+                selected: list[ImageSpec], offline: bool, ui: Ui,
+                meanwhile: Callable[[], T]) -> tuple[BuildNetwork, T]:
+    """Fill (or, offline, only check) the cache, then serve it to the builds. `meanwhile`
+    (the OS images, made from the .debs) runs beside the wheels' download, GBs from PyPI;
+    its result is returned with the network."""
     cache = open_cache(default_root())
     if offline:
         _require_complete(cache, loaded, selected, lock)
-        index_cache(cache, selected, lock)
+        made = meanwhile()
     else:
-        filled = fill_cache(cache, loaded, selected, lock, ui.sink("cache"))
+        sink = ui.sink("cache")
+        filled = fill_debs(cache, loaded, selected, lock, sink)
+        with ThreadPoolExecutor(1, thread_name_prefix="os-images") as pool:
+            beside = pool.submit(meanwhile)
+            filled += fill_wheels(cache, loaded, selected, lock, sink)
+            made = beside.result()
         ui.step("cache", f"{filled.downloaded} files downloaded ({filled.bytes / 1e9:.2f} GB), "
                 "the rest already cached")
-    return serve_cache(engine, offline, ui)
+    index_cache(cache, selected, lock)
+    return serve_cache(engine, offline, ui), made
 
 
 def serve_cache(engine: Engine, offline: bool, ui: Ui) -> BuildNetwork:

@@ -27,6 +27,7 @@ from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import PackageCache, default_root, open_cache
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.site import load_site, site_path, slurm_site
+from ngc_builder.pipeline import tidy
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.hosts import BuildHosts
@@ -168,25 +169,34 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
     hosts = services.build_hosts.hosts
     sweep_stale(hosts, services.ui)
     selected = prepared.plan.select(options.only)
-    # The cache first: a locked OS base is built from its .debs there.
-    network = ready_cache(services.engine, prepared.loaded, prepared.lock, selected,
-                          options.offline, services.ui)
     cache = open_cache(default_root())
-    # Every package of the selected images is in the cache now: their metadata is at hand.
-    require_closure(prepared.loaded, prepared.plan, prepared.lock, selected, cache)
     locked = {name: locked_bootstrap(entry, cache.deb_path)
               for name, entry in prepared.lock.os.items()}
-    state.record.os.update(obtain_os_images(services.engine, prepared.loaded, prepared.plan,
-                                            selected, options.os_strategy, services.ui, locked))
+
+    def os_images() -> dict[str, PlatformInputs]:
+        """Made from their .debs while the wheels download (`ready_cache`)."""
+        with state.span("release", "os images"):
+            state.record.os.update(obtain_os_images(services.engine, prepared.loaded,
+                                                    prepared.plan, selected,
+                                                    options.os_strategy, services.ui, locked))
+        with state.span("release", "other platforms' OS images"):
+            return ready_platforms(services.engine, prepared, selected, cache, services.ui)
+
+    with state.span("packages", "cache"):
+        network, platforms = ready_cache(services.engine, prepared.loaded, prepared.lock,
+                                         selected, options.offline, services.ui, os_images)
+        # Every package of the selected images is in the cache now: their metadata is at hand.
+        require_closure(prepared.loaded, prepared.plan, prepared.lock, selected, cache)
     ready_other_hosts(hosts, prepared.loaded, prepared.plan, selected, options.os_strategy,
                       options.offline, services.ui, locked)
     os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
     policy = replace(options.policy, gpu_mode=mode,
                      aliases=tuple(prepared.loaded.release.aliases))
     inputs = replace(run_inputs(prepared, options.build_dir, os_ids, network),
-                     platforms=ready_platforms(services.engine, prepared, selected, cache,
-                                               services.ui))
-    run_images(Run(inputs, policy, services, state), selected)
+                     platforms=platforms)
+    run = Run(inputs, policy, services, state)
+    run_images(run, selected)
+    services.ui.step("release", tidy.left_behind(run, selected, cache.root))
     return state.record
 
 

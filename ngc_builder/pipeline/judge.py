@@ -67,7 +67,8 @@ def outcome_fields(outcome: ValidationOutcome, mode: str, image_id: str | None) 
         "reused": False, "slurm_job": str(job) if job is not None else None,
         "failed_checks": [c.id for c in report.failed()], "report": str(outcome.json_path),
         "junit": str(outcome.junit_path), "seconds": round(outcome.seconds, 1), "ended": now(),
-        "error": None, "tiers": tier_verdicts(report)}
+        "error": None, "tiers": tier_verdicts(report),
+        "scope": "emulated" if report.environment.get("scope") == "emulated" else "full"}
 
 
 def _record_baselines(run: Run, spec: ImageSpec, report: RunReport) -> None:

@@ -15,15 +15,14 @@ from ngc_builder.build import packages, sizegate
 from ngc_builder.build.image import BuildOutcome, build_image, build_labels
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError, os_problem
-from ngc_builder.pipeline import judge, reuse
+from ngc_builder.pipeline import judge, reuse, tidy
 from ngc_builder.pipeline.on_cluster import validate_on_cluster
 from ngc_builder.pipeline.parents import parent_image
 from ngc_builder.pipeline.platforms import build_platforms, push_platforms
-from ngc_builder.pipeline.provenance import attach_sbom, sign
 from ngc_builder.pipeline.run import ClusterValidation, Run
 from ngc_builder.pipeline.schedule import Ready
+from ngc_builder.pipeline.tags import promote_tags, stage_tags
 from ngc_builder.plan.dag import ImageSpec
-from ngc_builder.publish.promote import promote, stage
 from ngc_builder.publish.push import push_candidate
 from ngc_builder.records.record import BuildRecord, ImageRecord, PushRecord, ValidationRecord
 from ngc_builder.validate.image import validate_image
@@ -48,7 +47,8 @@ def process_image(run: Run, spec: ImageSpec, ready: Ready) -> None:
             run.state.doing(spec.name, None)
             _tell_expectation(run, record)
             _save(run, spec)
-        finally:  # children waiting to push must hear of it, whatever happened above
+        finally:  # children waiting to build or push must hear of it, whatever happened
+            run.state.platforms_built(spec.name).set()
             run.state.published(spec.name).set()
 
 
@@ -57,6 +57,7 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
     if digest is not None:
         if run.policy.promote:  # its content tag is set last: the others should be there
             promote_tags(run, spec, record, digest)
+        tidy.drop_published(run, spec, record)  # a copy an earlier run left behind
         return
     if reuse.known_failure(run, spec, record):
         return
@@ -73,11 +74,15 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
     validate(run, spec, record)
     run.state.doing(spec.name, "size")
     size_gate(run, spec, record)
+    # Children may build on it now, while its other platforms are built and validated and it
+    # is pushed: one that fails still keeps them out of the release (`push`).
+    ready()
     build_platforms(run, spec, record)  # a required one that fails stops the image here
-    ready()  # children may build on it while it is pushed
     if run.policy.push:
         run.state.doing(spec.name, "push")
         publish(run, spec, record)
+        run.state.doing(spec.name, "tidy")
+        tidy.drop_published(run, spec, record)
     else:
         record.push.status = "skipped"
         record.push.error = "--no-push"
@@ -209,6 +214,7 @@ def push(run: Run, spec: ImageSpec, record: ImageRecord) -> str:
         return pushed
     if spec.parent is not None:  # its layers are uploaded once, by the parent's push
         run.state.published(spec.parent).wait()
+        _refuse_on_blocked_parent(run, spec, record)
     run.ui.step(spec.name, f"pushing candidate of {spec.remote_ref(run.registry)}")
     try:
         outcome = push_candidate(run.engine_for(spec.name), spec, image_id, run.registry,
@@ -229,45 +235,14 @@ def push(run: Run, spec: ImageSpec, record: ImageRecord) -> str:
     run.state.save()
     return digest
 
-def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
-    run.state.doing(spec.name, "promote")
-    attach_sbom(run, spec, record, digest)  # no release tag without its SBOM beside it
-    # ...nor without its signature: a cluster that enforces them never sees the new tag
-    # unsigned, and the content tag stays the last thing a promotion writes.
-    sign(run, spec, record, digest)
-    run.state.doing(spec.name, "promote")
-    try:
-        done = promote(run.engine_for(spec.name), run.registry, spec, digest,
-                       run.inputs.keys[spec.name].tag,
-                       list(run.policy.aliases), run.policy.force, _pushable(record))
-    except StepError as exc:
-        record.push.status, record.push.error = "failed", exc.message
-        raise
-    record.push.status, record.push.error = "ok", None
-    record.push.promoted = done.tags
-    record.push.forced += done.forced
-    for move in done.forced:
-        run.ui.problem(spec.name, f"forced move of a release tag: {move}")
-    run.ui.step(spec.name, f"{spec.remote_ref(run.registry)} -> {digest}")
-
-def stage_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
-    """--no-promote: the SBOM and the staged key tag beside the candidate, no release tag."""
-    run.state.doing(spec.name, "stage")
-    attach_sbom(run, spec, record, digest)
-    staged = run.inputs.keys[spec.name].staged_tag
-    try:
-        stage(run.engine_for(spec.name), run.registry, spec, digest, staged, _pushable(record))
-    except StepError as exc:
-        record.push.status, record.push.error = "failed", exc.message
-        raise
-    record.push.status, record.push.error, record.push.staged = "ok", None, staged
-    run.ui.step(spec.name, f"staged {spec.remote_repository(run.registry)}:{staged} -> "
-                           f"{digest} (not promoted: --no-promote)")
-
-def _pushable(record: ImageRecord) -> str | None:
-    """The image the engine may push to move a tag where the registry refuses our API
-    credentials; none for an index, which the engine would replace by the host's image."""
-    return record.build.image_id if record.push.host_digest is None else None
+def _refuse_on_blocked_parent(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
+    """A parent kept out of the release after its children started (a required platform
+    failed) keeps them out too: nothing is pushed on an image the release does not hold."""
+    parent = run.state.record.images.get(spec.parent or "")
+    if parent is not None and parent.push.status == "blocked":
+        record.push.status, record.push.error = "blocked", f"{spec.parent} did not pass"
+        raise StepError(spec.name, "push", f"blocked: {spec.parent} did not pass "
+                        f"({parent.push.error})")
 
 
 def fail_pending(record: ImageRecord, reason: str) -> None:

@@ -35,20 +35,34 @@ from ngc_builder.validate.image import validate_image
 
 
 def build_platforms(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
-    """Each other platform of `spec` built and validated; StepError when a required one
-    failed (the push is then blocked), a note when an optional one is left out."""
-    for platform in others(spec.platforms):
-        entry = record.platforms.setdefault(platform, PlatformRecord())
-        entry.left_out = None
-        try:
-            run.state.doing(spec.name, f"build {platform}")
-            _build(run, spec, record, platform, entry)
-            run.state.doing(spec.name, f"validate {platform}")
-            _validate(run, spec, record, platform, entry)
-        except StepError as exc:
-            _failed(run, spec, record, platform, exc)
-        finally:
-            run.state.save()
+    """Each other platform of `spec` built, then validated; StepError when a required one
+    failed (the push is then blocked), a note when an optional one is left out. Children's
+    builds of a platform wait for its build only (`platforms_built`), not its validation."""
+    built = []
+    try:
+        for platform in others(spec.platforms):
+            entry = record.platforms.setdefault(platform, PlatformRecord())
+            entry.left_out = None
+            if _step(run, spec, record, platform, "build"):
+                built.append(platform)
+    finally:
+        run.state.platforms_built(spec.name).set()
+    for platform in built:
+        _step(run, spec, record, platform, "validate")
+
+
+def _step(run: Run, spec: ImageSpec, record: ImageRecord, platform: str, step: str) -> bool:
+    """One step of one platform; False when an optional platform failed it (left out)."""
+    entry = record.platforms[platform]
+    try:
+        run.state.doing(spec.name, f"{step} {platform}")
+        (_build if step == "build" else _validate)(run, spec, record, platform, entry)
+        return True
+    except StepError as exc:
+        _failed(run, spec, record, platform, exc)
+        return False
+    finally:
+        run.state.save()
 
 
 def shipped(spec: ImageSpec, record: ImageRecord) -> dict[str, PlatformRecord]:
@@ -137,6 +151,7 @@ def _parent_for(run: Run, spec: ImageSpec, platform: str) -> None:
     its published index names (an image the registry already held)."""
     if spec.parent is None:
         return
+    run.state.platforms_built(spec.parent).wait()  # set at once for a parent not in this run
     parent = run.state.record.images.get(spec.parent)
     entry = parent.platforms.get(platform) if parent is not None else None
     step = f"build {platform}"
@@ -158,7 +173,7 @@ def _validate(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
     if entry.validation.verdict == "pass" and entry.validation.image_id == image_id:
         run.ui.step(spec.name, f"{platform}: validation already passed for this image")
         return
-    run.ui.step(spec.name, f"validating {platform} (emulated, GPU: none)")
+    run.ui.step(spec.name, f"validating {platform} (the emulated tier under QEMU, GPU: none)")
     arch = DEB_ARCHES[platform]
     outcome = validate_image(run.engine_for(spec.name), image_id,
                              entry.labels, "none",

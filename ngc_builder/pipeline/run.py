@@ -5,10 +5,13 @@ shared by the worker threads under a lock)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ngc_builder import clock
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.lock.models import PipPackage, PlatformLock, ReleaseLock
 from ngc_builder.manifest.site import SlurmSite
@@ -17,7 +20,7 @@ from ngc_builder.pipeline.hosts import BuildHost, BuildHosts, one_host
 from ngc_builder.pipeline.options import RunPolicy as RunPolicy
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.publish.keys import SigningKey
-from ngc_builder.records.record import ReleaseRecord, save_record
+from ngc_builder.records.record import ReleaseRecord, Span, save_record
 from ngc_builder.render.contexts import RenderedImage
 from ngc_builder.render.keys import ImageKey
 from ngc_builder.services.engine import Engine
@@ -101,8 +104,19 @@ class RunState:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _image_locks: dict[str, threading.Lock] = field(default_factory=dict)
     _published: dict[str, threading.Event] = field(default_factory=dict)
+    _platforms_built: dict[str, threading.Event] = field(default_factory=dict)
+    _scheduled: set[str] = field(default_factory=set)  # the images this run goes through
     _doing: dict[str, str] = field(default_factory=dict)  # image -> the step it is in
     _frozen: bool = False
+    _open: dict[str, Span] = field(default_factory=dict)  # image -> its step's span
+    _origin: float = clock.STARTED  # the timeline's zero: this process's start
+
+    def __post_init__(self) -> None:
+        # A rerun's timeline is its own; what the process did before (checks, renders, the
+        # lock) is its first span.
+        self.record.timeline = [Span(image="release", step="prepare", start=0.0,
+                                     end=round(time.time() - self._origin, 1))]
+        self.record.timeline_started = self._origin
 
     def save(self) -> None:
         with self._lock:
@@ -110,12 +124,29 @@ class RunState:
                 save_record(self.record, self.record_file)
 
     def doing(self, name: str, step: str | None) -> None:
-        """`name` is now in `step` (None: done), for an interruption to name."""
+        """`name` is now in `step` (None: done), for an interruption to name; the step before
+        it ends on the timeline and this one starts."""
         with self._lock:
+            moment = round(time.time() - self._origin, 1)
+            previous = self._open.pop(name, None)
+            if previous is not None:
+                previous.end = moment
             if step is None:
                 self._doing.pop(name, None)
-            else:
-                self._doing[name] = step
+                return
+            self._doing[name] = step
+            self._open[name] = Span(image=name, step=step, start=moment,
+                                    worker=threading.current_thread().name)
+            self.record.timeline.append(self._open[name])
+
+    @contextmanager
+    def span(self, name: str, step: str) -> Iterator[None]:
+        """A step of the run itself (`cache`, `os-<base>`) on the timeline."""
+        self.doing(name, step)
+        try:
+            yield
+        finally:
+            self.doing(name, None)
 
     def step_of(self, name: str) -> str | None:
         with self._lock:
@@ -131,6 +162,21 @@ class RunState:
     def image_lock(self, name: str) -> threading.Lock:
         with self._lock:
             return self._image_locks.setdefault(name, threading.Lock())
+
+    def scheduled(self, names: list[str]) -> None:
+        """These images go through this run: their children wait for their events."""
+        with self._lock:
+            self._scheduled.update(names)
+
+    def platforms_built(self, name: str) -> threading.Event:
+        """Set once the image's other platforms are built (or failed, or never will be): a
+        child's build of another platform needs the parent's. Set already for an image this
+        run does not go through."""
+        with self._lock:
+            event = self._platforms_built.setdefault(name, threading.Event())
+            if name not in self._scheduled:
+                event.set()
+            return event
 
     def published(self, name: str) -> threading.Event:
         """Set once the image's publish step is over (pushed, failed or not attempted)."""

@@ -15,7 +15,7 @@ from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.records import archive
 from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.matrix import matrix_lines, one_line
-from ngc_builder.records.record import ImageRecord, ReleaseRecord
+from ngc_builder.records.record import ImageRecord, PlatformRecord, ReleaseRecord
 from ngc_builder.services.registry import Registry, RegistryError
 
 GB = 1_000_000_000
@@ -90,14 +90,27 @@ def platform_lines(record: ReleaseRecord) -> list[str]:
         if image.push.host_digest and others:
             lines.append(f"- {name}: {', '.join([HOST_PLATFORM, *others])} under one tag (an "
                          f"OCI index); `docker pull --platform {next(iter(others))}` picks one.")
+            lines += [f"  - {platform}: {how_validated(entry)}"
+                      for platform, entry in others.items()]
         lines += [f"- {name}: {platform} left out (optional_platforms): {one_line(entry.left_out)}"
                   for platform, entry in sorted(image.platforms.items()) if entry.left_out]
     if not lines:
         return []
     return ["## Platforms", "", *lines,
-            "- Other platforms are built on the amd64 build host and validated under QEMU "
-            "emulation (T0 and the T2 CPU checks); their GPU checks did not run (no arm64 GPU; "
-            "docs/multiarch.md).", ""]
+            "- The emulated tier is what only the platform's own machine code can tell: every "
+            "import, one small operation per framework, wheel tags, linkage, `pip check`, the "
+            "devel image's compile. Numerics, servers, benchmarks and GPU checks need a native "
+            "node of that platform (docs/multiarch.md).", ""]
+
+
+def how_validated(entry: PlatformRecord) -> str:
+    """Which checks ran for another platform, and where: `emulated tier on linux/amd64 ...`."""
+    validation = entry.validation
+    ran = validation.summary.get("pass", 0) + validation.summary.get("fail", 0)
+    if validation.scope != "emulated":
+        return f"full tier ({ran} checks ran)"
+    return (f"emulated tier on {HOST_PLATFORM} under QEMU ({ran} checks ran, "
+            f"{validation.summary.get('skip', 0)} skipped); the full tier needs a native node")
 
 
 def _bytes_lines(record: ReleaseRecord, registry: Registry) -> list[str]:

@@ -55,6 +55,9 @@ class ValidationRecord(BaseModel):
     error: str | None = None
     reused: bool = False
     slurm_job: str | None = None  # validated as this job of the site's cluster
+    # "full", or "emulated": the emulated tier only, another platform's image under QEMU
+    # (its numerics, servers and benchmarks need a native node; runner/scope.py).
+    scope: str = "full"
 
 
 class PushRecord(BaseModel):
@@ -138,6 +141,17 @@ class OsRecord(BaseModel):
     error: str | None = None
 
 
+class Span(BaseModel):
+    """One step of one image (or of the run: `cache`, `os-<base>`) on the run's timeline:
+    seconds from the run's start, and the worker thread that ran it (`report --timeline`)."""
+
+    image: str
+    step: str
+    start: float
+    end: float | None = None  # None: the run stopped inside it
+    worker: str = ""
+
+
 class ReleaseRecord(BaseModel):
     release: str
     registry: str
@@ -155,6 +169,10 @@ class ReleaseRecord(BaseModel):
             return {}
         return value
     images: dict[str, ImageRecord] = Field(default_factory=dict)
+    # The last run's steps, in the order they started (a rerun starts a timeline of its own),
+    # in seconds from `timeline_started` (seconds since the epoch).
+    timeline: list[Span] = Field(default_factory=list)
+    timeline_started: float | None = None
     # The records of runs of this release against other registries (registry -> record): a
     # run against one registry never overwrites what another one holds.
     elsewhere: dict[str, ReleaseRecord] = Field(default_factory=dict)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from . import gpu
+from . import gpu, scope
 from .expect import ExpectError, load_expect
 from .report import RunReport
 from .run import empty_report, run
@@ -50,6 +50,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="auto (default, or $NGC_GPU): GPU expected iff one is visible; required; none",
     )
     parser.add_argument(
+        "--scope",
+        choices=scope.SCOPES,
+        default=None,
+        help="full (default, or $NGC_SCOPE); emulated: the emulated tier only (another "
+        "platform's image under QEMU)",
+    )
+    parser.add_argument(
         "--output", type=Path, default=None, help="also write the JSON document to this file"
     )
     return parser.parse_args(argv)
@@ -59,11 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         mode = gpu.resolve_mode(args.gpu)
+        checks_scope = scope.resolve_scope(args.scope)
         expect = load_expect(args.expect_dir)
     except (ValueError, ExpectError) as exc:
         return _input_error(str(exc), args.output)
     try:
-        report = run(expect, args.probes_dir, mode)
+        report = run(expect, args.probes_dir, mode, scope=checks_scope)
     except Exception as exc:  # a runner bug: checks themselves never raise out of run()
         print(trimmed_traceback(exc), file=sys.stderr)
         return _input_error(f"runner internal error: {describe(exc)}", args.output)

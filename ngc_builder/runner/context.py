@@ -72,6 +72,7 @@ class RunEnv:
     # CUDA_VISIBLE_DEVICES when the run started (None: not set).
     visible_devices: str | None = None
     device_zero: DeviceZero = UNRESOLVED
+    scope: str = "full"  # or "emulated": the emulated tier only (scope.py)
 
     @property
     def gpu_name(self) -> str | None:

@@ -51,8 +51,9 @@ def register(suite: Suite, expect: dict[str, Any]) -> None:
     if not expect.get("devel") and not expect.get("host_mode"):
         return
     suite.add(Check("devel.toolchain", "T0", False, check_toolchain))
+    # The emulated tier's one compile: another platform's nvcc, cicc and ptxas run.
     suite.add(Check("devel.nvcc_targets", "T2", False, check_nvcc_targets,
-                    requires=("devel.toolchain",)))
+                    requires=("devel.toolchain",), emulated=True))
     suite.add(Check("devel.nvcc_kernel_run", "T2", True, check_kernel_run,
                     requires=("devel.nvcc_targets",)))
 

@@ -101,6 +101,9 @@ class ProbeSuite(Protocol):
 
     # Returns object, not the check: Suite's decorator hands back a function typed for
     # Context, which is no ProbeContext. Probes call it as suite.check(...)(fn), result unused.
+    # emulated=True: in the emulated tier (one small operation per framework); unmarked, a
+    # check is in it only if it is T0.
     def check(
-        self, check_id: str, *, tier: str = ..., needs_gpu: bool = ...
+        self, check_id: str, *, tier: str = ..., needs_gpu: bool = ...,
+        emulated: bool | None = ...,
     ) -> Callable[[ProbeCheck], object]: ...

@@ -51,9 +51,10 @@ def build_suite(expect: dict[str, Any], probes_dir: Path) -> Suite:
 
 
 def run(
-    expect: dict[str, Any], probes_dir: Path, mode: str, visible: bool | None = None
+    expect: dict[str, Any], probes_dir: Path, mode: str, visible: bool | None = None,
+    scope: str = "full",
 ) -> RunReport:
-    env = run_env(expect, mode, gpu.gpu_visible() if visible is None else visible)
+    env = run_env(expect, mode, gpu.gpu_visible() if visible is None else visible, scope)
     started = time.perf_counter()
     with stdout_to_stderr():
         suite = build_suite(expect, probes_dir)
@@ -68,7 +69,8 @@ def run(
 def environment(env: RunEnv) -> dict[str, Any]:
     """Where it ran; with which GPUs, counted from what; which GPU the floors are for."""
     name, source = env.measured_gpu()
-    return {"command": [sys.executable, *sys.argv], "host_mode": env.host_mode,
+    return {"command": [sys.executable, *sys.argv], "scope": env.scope,
+            "host_mode": env.host_mode,
             "host_gpus": env.host_gpus, "host_gpus_source": env.host_gpus_source,
             "cuda_visible_devices": env.visible_devices,
             "measured_gpu": {"name": name, "source": source} if env.gpu_expected else None,
@@ -76,7 +78,7 @@ def environment(env: RunEnv) -> dict[str, Any]:
             "gpus_end": nvml.snapshot() if env.gpu_expected else {}}
 
 
-def run_env(expect: dict[str, Any], mode: str, visible: bool) -> RunEnv:
+def run_env(expect: dict[str, Any], mode: str, visible: bool, scope: str = "full") -> RunEnv:
     # NCCL says what went wrong only when asked to; its warnings then fail the check.
     os.environ.setdefault("NCCL_DEBUG", "WARN")
     expected = gpu.gpu_expected(mode, visible)
@@ -86,7 +88,8 @@ def run_env(expect: dict[str, Any], mode: str, visible: bool) -> RunEnv:
     return RunEnv(expect, mode, expected, visible, count, info, perf.load_document(),
                   host_mode=host_mode, host_gpus_source=source,
                   visible_devices=os.environ.get(visibility.ENV_VAR),
-                  device_zero=visibility.device_zero(info) if expected else UNRESOLVED)
+                  device_zero=visibility.device_zero(info) if expected else UNRESOLVED,
+                  scope=scope)
 
 
 def empty_report(mode: str, expected: bool, expect: dict[str, Any] | None = None) -> RunReport:

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from . import output
+from . import output, scope
 from .context import CheckFailed, CheckSkipped, Context, DeviceZero, RunEnv, jsonable
 from .report import NO_GPU, TIERS, CheckResult
 
@@ -31,6 +31,12 @@ class Check:
     needs_gpu: bool
     fn: CheckFn
     requires: tuple[str, ...] = ()
+    # In the emulated tier (scope.py)? None: by tier (T0 in, the rest out).
+    emulated: bool | None = None
+
+    @property
+    def in_emulated_tier(self) -> bool:
+        return scope.in_emulated_tier(self.tier, self.emulated)
 
 
 class Suite:
@@ -40,10 +46,11 @@ class Suite:
         self.checks: list[Check] = []
 
     def check(
-        self, check_id: str, *, tier: str = "T2", needs_gpu: bool = False
+        self, check_id: str, *, tier: str = "T2", needs_gpu: bool = False,
+        emulated: bool | None = None,
     ) -> Callable[[CheckFn], CheckFn]:
         def decorator(fn: CheckFn) -> CheckFn:
-            self.add(Check(check_id, tier, needs_gpu, fn))
+            self.add(Check(check_id, tier, needs_gpu, fn, emulated=emulated))
             return fn
 
         return decorator
@@ -57,9 +64,8 @@ class Suite:
 
     def extend(self, checks: Iterable[Check], requires: tuple[str, ...] = ()) -> None:
         for check in checks:
-            self.add(
-                Check(check.id, check.tier, check.needs_gpu, check.fn, check.requires + requires)
-            )
+            self.add(Check(check.id, check.tier, check.needs_gpu, check.fn,
+                           check.requires + requires, check.emulated))
 
     @property
     def ids(self) -> list[str]:
@@ -77,6 +83,8 @@ def run_check(check: Check, env: RunEnv, done: dict[str, CheckResult] | None = N
     blocked = _blocked_by(check, done or {})
     if blocked is not None:
         return CheckResult(check.id, check.tier, "skip", blocked)
+    if env.scope == "emulated" and not check.in_emulated_tier:
+        return CheckResult(check.id, check.tier, "skip", scope.out_of_scope_reason())
     if check.needs_gpu and not env.gpu_expected:
         return CheckResult(check.id, check.tier, "skip", NO_GPU)
     ctx = Context(env, check.id)

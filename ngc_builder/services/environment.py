@@ -68,6 +68,8 @@ def _read_by(reader: str, *names: str, secret: bool = False) -> Iterator[Variabl
 
 VARIABLES = {variable.name: variable for variable in (
     Variable("NGC_GPU", "auto, required or none", _choice("auto", "required", "none")),
+    # The runner's checks (runner/scope.py): set by `validate` for another platform's image.
+    Variable("NGC_SCOPE", "full or emulated", _choice("full", "emulated")),
     Variable("NGC_RETRIES", "a whole number of attempts from 1 to 100", _number(1, 100, True)),
     Variable("NGC_RETRY_WAIT", "seconds from 0 to 600", _number(0, 600)),
     Variable("NGC_PUSH_WITH", "engine or api", _choice("engine", "api")),

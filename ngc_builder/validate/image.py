@@ -50,13 +50,16 @@ def unprivileged_flags() -> str:
 # and computes them right. Emulation is 10-30x slower: the runner gets a longer budget.
 EMULATED_CPU = {"linux/arm64": "neoverse-n2"}
 EMULATED_TIMEOUT_FACTOR = 3
+# Under emulation the runner does the emulated tier only (runner/scope.py): what the platform's
+# own machine code can tell here; numerics, servers and benchmarks wait for a native node.
+EMULATED_SCOPE = {"NGC_SCOPE": "emulated"}
 
 
 def emulation_environment(platform: str | None) -> dict[str, str]:
     """What a container of `platform` needs on this host: {} for the host's own."""
     if platform is None or platform not in EMULATED_CPU:
         return {}
-    return {"QEMU_CPU": EMULATED_CPU[platform]}
+    return {"QEMU_CPU": EMULATED_CPU[platform], **EMULATED_SCOPE}
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,8 @@ def validate_image(
     report.environment["docker_command"] = docker_command(ref, gpu_mode, environment, platform)
     if platform is not None:
         report.environment["platform"] = platform
-        report.environment["emulated"] = f"QEMU user-mode, CPU model {environment['QEMU_CPU']}"
+        report.environment["emulated"] = (f"QEMU user-mode, CPU model "
+                                          f"{environment['QEMU_CPU']}, emulated tier")
     json_path, junit_path = write_reports(report, out_dir, name, ref, stderr)
     return ValidationOutcome(report, json_path, junit_path, time.monotonic() - started)
 

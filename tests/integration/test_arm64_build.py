@@ -83,11 +83,11 @@ def built(docker_client: Any, locked_trixie_os: str,
     prepared = prepare(_project(root), None, stack_check=False)
     ui = Ui(root / "logs", show_logs=False)
     try:
-        network = ready_cache(docker_client, prepared.loaded, prepared.lock,
-                              prepared.plan.images, False, ui)
+        network, _ = ready_cache(docker_client, prepared.loaded, prepared.lock,
+                                 prepared.plan.images, False, ui,
+                                 lambda: _os_images(docker_client, prepared))
     finally:
         ui.close()
-    _os_images(docker_client, prepared)
     cache, arm = open_cache(default_root()), prepared.lock.of_platform(ARM)
     found = Built(prepared, {}, {})
     for host, image in zip(prepared.rendered,

@@ -215,7 +215,9 @@ class FakeApi:
         image_id = self._resolve(image)
         found = self.engine.images[image_id]
         return {"Id": image_id, "Size": 1_000_000, "Config": {"Labels": dict(found["labels"])},
-                "RepoDigests": list(found.get("repo_digests", []))}
+                "RepoDigests": list(found.get("repo_digests", [])),
+                "RepoTags": sorted(tag for tag, tagged in self.engine.tags.items()
+                                   if tagged == image_id)}
 
     def inspect_distribution(self, image: str) -> dict[str, Any]:
         repository, _, tag = image.rpartition(":")
@@ -268,9 +270,14 @@ class FakeApi:
 
     def remove_image(self, image: str, noprune: bool = False) -> None:
         self.engine.calls.append(("remove_image", image, noprune))
+        if image in self.engine.images and image not in self.engine.tags.values():
+            del self.engine.images[image]  # an untagged image, by its ID
+            return
         if image not in self.engine.tags:
             raise docker.errors.ImageNotFound(f"No such image: {image}")
-        del self.engine.tags[image]
+        image_id = self.engine.tags.pop(image)
+        if image_id not in self.engine.tags.values():  # its last tag: the image goes too
+            self.engine.images.pop(image_id, None)
 
     def load_image(self, data: IO[bytes]) -> Iterator[Chunk]:
         self.engine.calls.append(("load",))

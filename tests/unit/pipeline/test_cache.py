@@ -24,7 +24,7 @@ def test_offline_with_an_empty_cache_stops_before_anything_is_built(
     ui = Ui(tmp_path / "logs", show_logs=False)
     with pytest.raises(StepError) as caught:
         ready_cache(FakeClient(engine), prepared.loaded, prepared.lock,
-                    prepared.plan.select(["jax"]), offline=True, ui=ui)
+                    prepared.plan.select(["jax"]), offline=True, ui=ui, meanwhile=list)
     ui.close()
     assert caught.value.step == "offline"
     assert "locked files are not in the cache" in caught.value.message

@@ -7,12 +7,14 @@ so each test can prove what was (and was never) tagged or pushed.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 
 from ngc_builder.manifest.load import load_release
+from ngc_builder.pipeline import tidy
 from ngc_builder.pipeline.release import run_images
 from ngc_builder.records.record import load_record
 from ngc_builder.render.contexts import render_release
@@ -65,6 +67,48 @@ def test_each_step_records_when_it_ended(setup: Setup) -> None:
         image = record.images[name]
         for step in (image.build, image.validation, image.push):
             assert step.ended is not None and record.started <= step.ended <= record.finished
+
+
+def test_the_timeline_holds_every_step_of_every_image_in_order(setup: Setup) -> None:
+    record = setup.go()
+    assert record.timeline_started is not None and record.timeline[0].step == "prepare"
+    for name in ALL:
+        spans = [span for span in record.timeline if span.image == name]
+        steps = [span.step for span in spans]
+        assert steps[:3] == ["build", "validate", "size"] and "push" in steps, (name, steps)
+        assert steps[-2:] == ["promote", "tidy"]
+        for before, after in itertools.pairwise(spans):
+            assert before.end is not None and before.start <= before.end == after.start
+        assert spans[-1].end is not None and spans[-1].worker.startswith("image")
+    # A child builds once its parent passed its size gate (its push may still be going).
+    parent_sized = next(s for s in record.timeline if s.image == "cuda-cu13" and
+                        s.step == "size")
+    child_built = next(s for s in record.timeline if s.image == "jax" and s.step == "build")
+    assert parent_sized.end is not None and child_built.start >= parent_sized.end
+    assert record.model_dump() == load_record(setup.tmp / "release.json").model_dump()  # type: ignore[union-attr]
+
+
+def test_a_published_image_nothing_is_built_on_leaves_the_engine(setup: Setup,
+                                                                   tmp_path: Path) -> None:
+    """The registry holds it: its local copy goes at once; the parents stay as the next
+    build's layer cache, and the run says what it left behind."""
+    run = setup.run()
+    try:
+        run_images(run, setup.plan.select([]))
+        line = tidy.left_behind(run, setup.plan.select([]), tmp_path)
+    finally:
+        run.ui.close()
+    record, engine = run.state.record, setup.engine
+    local = {name for name in ALL if record.images[name].build.image_id in engine.images}
+    assert local == {"base", "cuda-cu13"}
+    assert not any(ref.startswith(("ngc-local/pytorch", "ngc-local/jax")) for ref in engine.tags)
+    assert line == ("left on the engine: 2 parent images as the next build's layer cache "
+                    "(base, cuda-cu13); the package cache holds 0.00 GB")
+
+
+def test_nothing_is_dropped_that_the_registry_does_not_hold(setup: Setup) -> None:
+    record = setup.go(push=False)
+    assert all(record.images[name].build.image_id in setup.engine.images for name in ALL)
 
 
 def test_no_push_skips_tagging(setup: Setup) -> None:
@@ -215,7 +259,7 @@ def test_a_published_image_the_engine_lost_is_not_rebuilt(setup: Setup) -> None:
     first = setup.go()
     lost = first.images["jax"].build.image_id
     assert lost is not None
-    del setup.engine.images[lost]
+    assert lost not in setup.engine.images  # dropped once published: nothing is built on it
     calls = len(setup.engine.calls)
     second = setup.go()
     assert setup.engine.built() == ALL  # the registry holds its key: nothing to do
@@ -416,7 +460,12 @@ def test_a_fresh_record_adopts_images_built_from_the_same_key(setup: Setup) -> N
     assert setup.engine.built() == ALL  # nothing built twice
     for name in ALL:
         assert second.images[name].build.reused
+    # The parents stayed on the engine; the leaves were dropped once published and are found
+    # in the registry by their key.
+    for name in ("base", "cuda-cu13"):
         assert second.images[name].build.image_id == first.images[name].build.image_id
+    for name in ("pytorch", "jax"):
+        assert second.images[name].build.source == "registry"
 
 
 def test_a_push_that_fails_for_a_moment_is_retried_and_said(setup: Setup) -> None:

@@ -4,6 +4,9 @@ fails keeps the whole image out (its push blocked, the image failed); one the ma
 
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,9 +17,9 @@ from ngc_builder.build.image import BuildOutcome
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import OsLock, PlatformLock
 from ngc_builder.manifest.load import load_release
-from ngc_builder.pipeline import platforms
-from ngc_builder.pipeline.run import PlatformInputs, Run
-from ngc_builder.plan.dag import plan_release
+from ngc_builder.pipeline import lifecycle, platforms
+from ngc_builder.pipeline.run import PlatformInputs, Run, RunState
+from ngc_builder.plan.dag import ImageSpec, plan_release
 from ngc_builder.records.record import ImageRecord, PlatformRecord
 from ngc_builder.render.installs import VENV_TAR
 from tests.conftest import WriteRelease
@@ -149,3 +152,65 @@ def test_an_arm64_build_s_venv_tar_goes_once_the_build_is_done(
     assert seen == ([] if fails == "context" else [True])
     assert folder.is_dir() and not any((folder / tar).exists() for tar in tars)
     run.ui.close()
+
+
+def test_a_parent_kept_out_by_its_platform_keeps_its_started_children_from_pushing(
+        write_release: WriteRelease, tmp_path: Path) -> None:
+    """Children build once the parent's own platform passed, while its arm64 is still being
+    built and validated; when that then fails, their push is refused: nothing is published on
+    an image the release does not hold."""
+    text = GOOD_RELEASE.replace('    version: "0.12.0"\n', f'    version: "0.12.0"\n{BOTH}')
+    plan = plan_release(load_release(write_release(text, lock=False)))
+    engine = FakeEngine()
+    run = Setup(plan, {}, tmp_path, {}, engine).run()
+    jax = plan.get("jax")
+    assert jax.parent is not None
+    parent = ImageRecord(name=jax.parent, kind="cuda")
+    parent.push.status = "blocked"
+    parent.push.error = "linux/arm64 did not pass: validate linux/arm64: failed: x"
+    run.state.record.images[jax.parent] = parent
+    run.state.published(jax.parent).set()
+    record = ImageRecord(name="jax", kind="framework", parent=jax.parent)
+    record.build.image_id = "sha256:" + "d" * 64
+    with pytest.raises(StepError) as caught:
+        lifecycle.push(run, jax, record)
+    assert caught.value.message == (f"blocked: {jax.parent} did not pass (linux/arm64 did not "
+                                    "pass: validate linux/arm64: failed: x)")
+    assert (record.push.status, record.push.error) == ("blocked", f"{jax.parent} did not pass")
+    assert engine.calls_of("push") == [] and engine.calls_of("tag") == []
+    run.ui.close()
+
+
+def test_a_child_s_platform_build_waits_for_its_parent_s(
+        write_release: WriteRelease, tmp_path: Path) -> None:
+    """The parent's arm64 image is there before its child's arm64 build looks for it; a
+    parent this run does not go through holds nobody back."""
+    run = _run(write_release, tmp_path, BOTH)
+    jax = run.inputs.plan.get("jax")
+    assert jax.parent is not None
+    assert run.state.platforms_built(jax.parent).is_set()  # not in this run
+    fresh = RunState(run.state.record, tmp_path / "again.json")
+    fresh.scheduled([jax.parent])
+    waiting = fresh.platforms_built(jax.parent)
+    assert not waiting.is_set()
+    parent = ImageRecord(name=jax.parent, kind="cuda")
+    run.state.record.images[jax.parent] = parent
+    seen: list[str] = []
+    worker = threading.Thread(target=lambda: seen.append(_parent_error(
+        replace(run, state=fresh), jax)))
+    worker.start()
+    time.sleep(0.3)
+    assert worker.is_alive() and seen == []  # waiting for the parent's platform builds
+    parent.platforms[ARM] = PlatformRecord()  # its arm64 build failed: no image, no digest
+    waiting.set()
+    worker.join(5)
+    assert seen == [f"{jax.parent}'s linux/arm64 image is not here"]
+    run.ui.close()
+
+
+def _parent_error(run: Run, spec: ImageSpec) -> str:
+    try:
+        platforms._parent_for(run, spec, ARM)
+    except StepError as exc:
+        return exc.message
+    return "no error"

@@ -8,7 +8,7 @@ import pytest
 
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.load import load_release
-from ngc_builder.pipeline.lifecycle import _pushable
+from ngc_builder.pipeline.tags import _pushable
 from ngc_builder.plan.dag import ImageSpec, plan_release
 from ngc_builder.publish.promote import promote
 from ngc_builder.records.record import ImageRecord

@@ -107,6 +107,8 @@ def test_the_platforms_column_and_the_notes_say_what_each_image_ships() -> None:
     both.push.digest, both.push.host_digest = "sha256:" + "a" * 64, "sha256:" + "b" * 64
     both.platforms[ARM] = PlatformRecord(digest="sha256:" + "c" * 64)
     both.platforms[ARM].validation.verdict = "pass"
+    both.platforms[ARM].validation.scope = "emulated"
+    both.platforms[ARM].validation.summary = {"pass": 21, "fail": 0, "skip": 17}
     left = ImageRecord(name="tensorflow", kind="framework")
     left.platforms[ARM] = PlatformRecord(left_out="validate linux/arm64: failed: tf.train_cpu")
     failed = ImageRecord(name="mxnet", kind="framework")
@@ -116,10 +118,12 @@ def test_the_platforms_column_and_the_notes_say_what_each_image_ships() -> None:
         "amd64", "amd64, arm64 (emulated)", "amd64, arm64 left out", "amd64, arm64 failed"]
     record.images = {image.name: image for image in (amd64_alone, both, left)}
     lines = platform_lines(record)
-    assert lines[:4] == [
+    assert lines[:5] == [
         "## Platforms", "",
         "- jax: linux/amd64, linux/arm64 under one tag (an OCI index); `docker pull "
         "--platform linux/arm64` picks one.",
+        "  - linux/arm64: emulated tier on linux/amd64 under QEMU (21 checks ran, 17 "
+        "skipped); the full tier needs a native node",
         "- tensorflow: linux/arm64 left out (optional_platforms): validate linux/arm64: "
         "failed: tf.train_cpu"]
     record.images = {"pytorch": amd64_alone}

@@ -1,0 +1,91 @@
+"""What a release leaves on the build host's engine once the registry holds its images.
+
+Kept: every image another image of the release is built FROM, on every platform (a month's
+framework bump rebuilds pytorch on the same cuda-cu13: its parent is there, no pull), and the
+OS images. Dropped as soon as it is published: an image nothing is built on (the frameworks'
+default and devel tags, GBs each), every platform of it: the registry holds it, and the next
+run finds it there by its content key. A fresh 26.12 release left 34 GB of such images.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import docker.errors
+import requests
+
+from ngc_builder.pipeline.run import Run
+from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.records.record import ImageRecord
+from ngc_builder.services.engine import Engine
+
+GB = 1e9
+
+
+def is_parent(run: Run, name: str) -> bool:
+    return any(spec.parent == name for spec in run.inputs.plan.images)
+
+
+def drop_published(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
+    """`spec`'s local images, every platform, once published; kept when it is a parent."""
+    if record.push.status != "ok" or not record.push.digest or is_parent(run, spec.name):
+        return
+    engine = run.engine_for(spec.name)
+    images = [record.build.image_id, *(entry.build.image_id
+                                       for entry in record.platforms.values())]
+    try:
+        freed = sum(drop(engine, image_id) for image_id in images if image_id)
+    except (docker.errors.DockerException, requests.RequestException) as exc:
+        run.ui.line(spec.name, f"note: its local image stays ({exc.__class__.__name__}: "
+                               f"{exc}); the registry holds it")
+        return
+    if freed:
+        run.ui.step(spec.name, f"dropped its local images ({freed / GB:.2f} GB): published, "
+                               "and nothing is built on it")
+
+
+def drop(engine: Engine, image_id: str) -> int:
+    """Every tag of `image_id` removed (the image goes with its last one); its size, 0 when it
+    was not there."""
+    try:
+        found = engine.api.inspect_image(image_id)
+    except docker.errors.ImageNotFound:
+        return 0
+    tags = list(found.get("RepoTags") or [])
+    for tag in tags:
+        engine.api.remove_image(tag)
+    if not tags:
+        engine.api.remove_image(image_id)
+    return int(found.get("Size") or 0)
+
+
+def left_behind(run: Run, images: list[ImageSpec], cache_root: Path) -> str:
+    """One line: what this release keeps on the engine (and why), and the package cache."""
+    engine = run.services.engine
+    kept = [spec.name for spec in images if _local(engine, run.state.record.images[spec.name])]
+    cache = _tree_bytes(cache_root)
+    parents = [name for name in kept if is_parent(run, name)]
+    others = [name for name in kept if name not in parents]
+    line = (f"left on the engine: {len(parents)} parent images as the next build's layer "
+            f"cache ({', '.join(parents) or 'none'})")
+    if others:
+        line += f", {len(others)} not published ({', '.join(others)})"
+    return line + f"; the package cache holds {cache / GB:.2f} GB"
+
+
+def _local(engine: Engine, record: ImageRecord) -> bool:
+    image_id = record.build.image_id
+    if not image_id:
+        return False
+    try:
+        engine.api.inspect_image(image_id)
+    except (docker.errors.DockerException, requests.RequestException):
+        return False
+    return True
+
+
+def _tree_bytes(folder: Path) -> int:
+    if not folder.is_dir():
+        return 0
+    return sum(path.stat().st_size for path in folder.rglob("*")
+               if path.is_file() and not path.is_symlink())
