@@ -35,7 +35,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.timeline import Step, chart, steps_of  # noqa: E402
+from ngc_builder.records.record import load_record  # noqa: E402
+from ngc_builder.records.timeline import render_timeline, timeline_json  # noqa: E402
 
 CLI = [sys.executable, "-m", "ngc_builder"]
 FRAMEWORKS = ("pytorch", "jax", "pytensor")
@@ -188,8 +189,10 @@ def run(work: Path, jobs: int) -> dict[str, Any]:
         figures["ours_s"] = ours(manifest, build_dir, our_registry, "--root", str(REPO),
                                  "--no-cache", "--jobs", str(jobs))
         figures["ours_registry_bytes"] = disk_bytes(work / "registry-ours")
-        figures["ours_timeline"] = [step._asdict() for step in steps_of(json.loads(
-            (build_dir / "26.11" / "release.json").read_text()))]
+        record = load_record(build_dir / "26.11" / "release.json")
+        assert record is not None  # the run above wrote it
+        figures["ours_timeline"] = timeline_json(record)
+        figures["ours_timeline_text"] = render_timeline(record)
         # A whole run (its options are not the release's, so no memo applies), then the same
         # command again, answered by the memo that run left (pipeline/noop.py).
         figures["noop_s"] = ours(manifest, build_dir, our_registry, "--root", str(REPO))
@@ -229,8 +232,8 @@ def main() -> int:
         figures = run(Path(scratch), args.jobs)
     args.json.write_text(json.dumps(figures, indent=2) + "\n")
     print(summary(figures))
-    print("ngc-builder's full release, step by step (s from its start):")
-    print(chart([Step(**step) for step in figures["ours_timeline"]]))
+    print("ngc-builder's full release, step by step (`report --timeline`):")
+    print(figures["ours_timeline_text"])
     return 0
 
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
               help="Hermetic: builds run on an internal network with no route out, and get "
                    "packages only from the cache (fill it first with `fetch`); no stack check.")
 @click.option("--quiet", is_flag=True, help="Do not echo build logs (they are still saved).")
-@click.option("--jobs", "-j", type=click.IntRange(1, 16), default=2, show_default=True,
+@click.option("--jobs", "-j", type=click.IntRange(1, 16), default=3, show_default=True,
               help="Images built, validated and pushed at the same time (siblings in the DAG).")
 @click.option("--force", is_flag=True,
               help="Move release tags that already point at another digest (recorded).")

@@ -48,6 +48,45 @@ class ReleaseRun:
         return data
 
 
+def pull_back(run: ReleaseRun) -> ReleaseRun:
+    """The images the release dropped from the engine once published (nothing is built on
+    them: pipeline/tidy.py), pulled back by digest, every platform, as a user gets them: the
+    tests that run them locally find them under the IDs the record names. Each is tagged
+    `ngc-local/<name>:pulled-<id>`, as its build was: the next session's release finds it by
+    its key label (its config's) instead of building it again."""
+    pull_back_images(run.registry, run.record)
+    return run
+
+
+def pull_back_images(registry: str, record: dict[str, Any]) -> None:
+    client = docker.from_env(timeout=900)
+    for name, image in record["images"].items():
+        for image_id, digest, platform in _published_images(image):
+            if image_id and digest and not held_locally(client, image_id):
+                reference = f"{registry}/{name}@{digest}"
+                client.api.pull(reference, platform=platform)
+                pulled = client.api.inspect_image(reference)["Id"]
+                assert pulled == image_id, f"{reference} is {pulled}, built as {image_id}"
+                client.api.tag(image_id, f"ngc-local/{name}", f"pulled-{image_id[7:19]}")
+
+
+def _published_images(image: dict[str, Any]) -> list[tuple[str | None, str | None, str | None]]:
+    push = image["push"]
+    if push["status"] != "ok":
+        return []
+    host = (image["build"]["image_id"], push["host_digest"] or push["digest"], None)
+    return [host, *((entry["build"]["image_id"], entry["digest"], platform)
+                    for platform, entry in image["platforms"].items())]
+
+
+def held_locally(client: Any, image_id: str) -> bool:
+    try:
+        client.api.inspect_image(image_id)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "ngc_builder", *args], capture_output=True,
                           text=True, check=False, cwd=REPO, timeout=3600)
@@ -173,5 +212,6 @@ def ci_release(tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
     registry = f"{REGISTRY_HOST}/ci-{secrets.token_hex(4)}"
     done = cli("release", str(manifest), "--registry", registry, "--build-dir", str(build_dir),
                "--os-source", "bootstrap", "--json", "--quiet")
-    return ReleaseRun(root, manifest, build_dir, registry, done.returncode, done.stdout,
-                      done.stderr)
+    run = ReleaseRun(root, manifest, build_dir, registry, done.returncode, done.stdout,
+                     done.stderr)
+    return pull_back(run) if done.returncode == 0 else run

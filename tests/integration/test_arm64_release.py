@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
 
 from ngc_builder.publish.index import platforms_of
@@ -21,7 +22,14 @@ from ngc_builder.publish.signing import signature_tag
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import HttpRegistry, parse_registry
 from tests.conftest import DATA
-from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, ci_project, cli
+from tests.integration.conftest import (
+    REGISTRY_HOST,
+    ReleaseRun,
+    ci_project,
+    cli,
+    held_locally,
+    pull_back,
+)
 from tests.integration.test_arm64_build import _project
 from tests.integration.test_signing import cosign_verify
 
@@ -44,7 +52,13 @@ def released(locked_trixie_os: str, tmp_path_factory: pytest.TempPathFactory) ->
     root = tmp_path_factory.mktemp("arm64-release")
     run = _release(root, _project(root), f"{REGISTRY_HOST}/arm-{secrets.token_hex(4)}")
     assert run.code == 0, run.stderr[-3000:]
-    return run
+    # jax, a leaf, left the engine once published (both platforms); the parents stayed.
+    client, jax = docker.from_env(), run.record["images"]["jax"]
+    assert not held_locally(client, jax["build"]["image_id"])
+    assert not held_locally(client, jax["platforms"][ARM]["build"]["image_id"])
+    assert held_locally(client, run.record["images"]["cuda-mini"]["platforms"][ARM]["build"][
+        "image_id"])
+    return pull_back(run)
 
 
 def test_every_image_ships_arm64_built_here_and_validated_emulated(
@@ -60,11 +74,22 @@ def test_every_image_ships_arm64_built_here_and_validated_emulated(
                         .read_text())
     assert report["environment"]["platform"] == ARM
     assert report["environment"]["emulated"].startswith("QEMU user-mode")
+    # The emulated tier: the platform's code loads, links and runs one operation; its
+    # numerics and servers wait for a native node, and say so.
+    jax_arm = images["jax"]["platforms"][ARM]["validation"]
+    assert report["environment"]["scope"] == "emulated" == jax_arm["scope"]
     passed = {check["id"] for check in report["checks"] if check["status"] == "pass"}
-    assert {"jax.train_cpu", "jax.precision_cpu", "pip.check", "framework.libraries"} <= passed
+    assert {"jax.bf16_matmul", "framework.import", "pip.check", "framework.libraries",
+            "stack.wheels"} <= passed
     skipped = {check["id"]: check["message"] for check in report["checks"]
                if check["status"] == "skip"}
     assert skipped["gpu.driver"] == "no GPU"
+    for numerics in ("jax.train_cpu", "jax.precision_cpu", "jax.dist.multiprocess_cpu"):
+        assert skipped[numerics].startswith("not in the emulated tier"), numerics
+    host = json.loads(Path(images["jax"]["validation"]["report"]).read_text())
+    assert host["environment"]["scope"] == "full"
+    assert {"jax.train_cpu", "jax.precision_cpu"} <= {
+        check["id"] for check in host["checks"] if check["status"] == "pass"}
 
 
 def test_release_and_key_tags_are_one_index_over_both_platforms(released: ReleaseRun) -> None:

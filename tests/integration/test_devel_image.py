@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from tests.conftest import DATA
-from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, ci_project, cli
+from tests.integration.conftest import REGISTRY_HOST, ReleaseRun, ci_project, cli, pull_back
 
 pytestmark = pytest.mark.integration
 COMPILED = ("devel.toolchain", "devel.nvcc_targets", "jax.devel.ffi_cpu",
@@ -33,8 +33,9 @@ def devel_release(tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
     registry = f"{REGISTRY_HOST}/ci-devel-{secrets.token_hex(4)}"
     done = cli("release", str(manifest), "--registry", registry, "--build-dir",
                str(root / "build"), "--os-source", "bootstrap", "--json", "--quiet")
-    return ReleaseRun(root, manifest, root / "build", registry, done.returncode, done.stdout,
-                      done.stderr)
+    run = ReleaseRun(root, manifest, root / "build", registry, done.returncode, done.stdout,
+                     done.stderr)
+    return pull_back(run) if done.returncode == 0 else run
 
 
 def checks(run: ReleaseRun, image: str) -> dict[str, dict[str, Any]]:

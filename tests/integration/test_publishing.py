@@ -23,7 +23,13 @@ import pytest
 from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.services.registry import parse_registry
 from tests.conftest import DATA, REPO
-from tests.integration.conftest import REGISTRY_HOST, SUITE_REGISTRY, cli, copy_lock
+from tests.integration.conftest import (
+    REGISTRY_HOST,
+    SUITE_REGISTRY,
+    cli,
+    copy_lock,
+    pull_back_images,
+)
 
 # --offline runs read the shared package cache: `ci_packages` fills it first.
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
@@ -69,6 +75,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     made = new_project(tmp_path_factory.mktemp("publishing"))
     done = made.release()
     assert done.returncode == 0, done.stderr[-3000:]
+    pull_back_images(made.registry, made.record())
     return made
 
 

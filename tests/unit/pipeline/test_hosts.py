@@ -15,7 +15,7 @@ from ngc_builder.pipeline.hosts import BuildHost, BuildHosts
 from ngc_builder.pipeline.parents import Costs
 from ngc_builder.pipeline.release import run_images
 from ngc_builder.pipeline.run import Run, RunInputs, RunPolicy, RunServices, RunState
-from ngc_builder.pipeline.schedule import Ready, choose_host, schedule
+from ngc_builder.pipeline.schedule import Ready, by_weight, choose_host, schedule
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import ReleaseRecord
 from tests.unit.fake_engine import OS_ID, REGISTRY, FakeClient, FakeEngine, Setup
@@ -154,3 +154,21 @@ def test_a_pushed_parent_slow_to_build_is_pulled_onto_the_childs_host(setup: Set
     assert run.hosts.copy_on("b", "base") == image_id
     assert base.build.image_id != image_id or base.build.host == "a"  # its record stays a's
     run.ui.close()
+
+
+def test_of_several_ready_images_the_one_more_work_waits_on_starts_first() -> None:
+    """cuda-cu11 comes first in the manifest, but only one expected failure stands on it;
+    pytorch and its devel image, on two platforms, stand on cuda-cu13."""
+    both = ("linux/amd64", "linux/arm64")
+    images = [ImageSpec("base", "base", None, "26.12", "debian-trixie", platforms=both),
+              ImageSpec("cuda-cu11", "cuda", "base", "26.12", "debian-trixie"),
+              ImageSpec("cuda-cu13", "cuda", "base", "26.12", "debian-trixie", platforms=both),
+              ImageSpec("mxnet", "framework", "cuda-cu11", "26.12", "debian-trixie"),
+              ImageSpec("pytorch", "framework", "cuda-cu13", "26.12", "debian-trixie",
+                        platforms=both)]
+    started: list[str] = []
+    schedule(images, lambda spec, ready: started.append(spec.name), jobs=1)
+    # cuda-cu11 (itself and mxnet) weighs as much as pytorch (two platforms): the manifest's
+    # order; mxnet, one platform, comes last.
+    assert started == ["base", "cuda-cu13", "cuda-cu11", "pytorch", "mxnet"]
+    assert [spec.name for spec in by_weight(images)] == started

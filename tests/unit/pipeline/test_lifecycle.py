@@ -11,6 +11,7 @@ import itertools
 import json
 from pathlib import Path
 
+import docker.errors
 import pytest
 
 from ngc_builder.manifest.load import load_release
@@ -19,7 +20,7 @@ from ngc_builder.pipeline.release import run_images
 from ngc_builder.records.record import load_record
 from ngc_builder.render.contexts import render_release
 from ngc_builder.render.keys import image_key, release_keys
-from tests.unit.fake_engine import ALL, REGISTRY, TAG, Setup
+from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeApi, Setup
 from tests.unit.locks import deb, fake_lock
 
 pytestmark = pytest.mark.unit
@@ -104,6 +105,18 @@ def test_a_published_image_nothing_is_built_on_leaves_the_engine(setup: Setup,
     assert not any(ref.startswith(("ngc-local/pytorch", "ngc-local/jax")) for ref in engine.tags)
     assert line == ("left on the engine: 2 parent images as the next build's layer cache "
                     "(base, cuda-cu13); the package cache holds 0.00 GB")
+
+
+def test_an_image_the_engine_will_not_drop_stays_and_the_release_passes(
+        setup: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: FakeApi, image: str, noprune: bool = False) -> None:
+        raise docker.errors.APIError(f"conflict: unable to remove {image}: a container uses it")
+    monkeypatch.setattr(FakeApi, "remove_image", refuse)
+    record = setup.go()
+    assert {record.images[name].outcome for name in ALL} == {"ok"}
+    assert record.images["jax"].build.image_id in setup.engine.images
+    log = (setup.tmp / "logs" / "jax.log").read_text()
+    assert "note: its local image stays (APIError: conflict: unable to remove" in log
 
 
 def test_nothing_is_dropped_that_the_registry_does_not_hold(setup: Setup) -> None:
