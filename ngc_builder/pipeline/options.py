@@ -17,7 +17,7 @@ class RunPolicy:
 
     push: bool = True
     gpu_mode: str = "none"
-    jobs: int = 2
+    jobs: int = 3
     force: bool = False  # move release tags that point elsewhere (recorded)
     aliases: tuple[str, ...] = ()
     # False: build every image anew even if the registry holds its key (rebuild, bench).

@@ -31,10 +31,10 @@ def drop_published(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if record.push.status != "ok" or not record.push.digest or is_parent(run, spec.name):
         return
     engine = run.engine_for(spec.name)
-    images = [record.build.image_id, *(entry.build.image_id
-                                       for entry in record.platforms.values())]
     try:
-        freed = sum(drop(engine, image_id) for image_id in images if image_id)
+        # What its own layers held: its parent's stay (a parent is kept).
+        freed = sum(drop(engine, image_id) - _size(engine, parent_id)
+                    for image_id, parent_id in _with_parents(run, spec, record) if image_id)
     except (docker.errors.DockerException, requests.RequestException) as exc:
         run.ui.line(spec.name, f"note: its local image stays ({exc.__class__.__name__}: "
                                f"{exc}); the registry holds it")
@@ -42,6 +42,29 @@ def drop_published(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if freed:
         run.ui.step(spec.name, f"dropped its local images ({freed / GB:.2f} GB): published, "
                                "and nothing is built on it")
+
+
+def _with_parents(run: Run, spec: ImageSpec,
+                  record: ImageRecord) -> list[tuple[str | None, str | None]]:
+    """Each platform's local image of `spec`, with its parent's on that platform."""
+    parent = run.state.record.images.get(spec.parent or "")
+    host = (record.build.image_id, parent.build.image_id if parent else None)
+    return [host, *((entry.build.image_id, _platform_id(parent, platform))
+                     for platform, entry in record.platforms.items())]
+
+
+def _platform_id(parent: ImageRecord | None, platform: str) -> str | None:
+    entry = parent.platforms.get(platform) if parent is not None else None
+    return entry.build.image_id if entry is not None else None
+
+
+def _size(engine: Engine, image_id: str | None) -> int:
+    if not image_id:
+        return 0
+    try:
+        return int(engine.api.inspect_image(image_id).get("Size") or 0)
+    except docker.errors.ImageNotFound:
+        return 0
 
 
 def drop(engine: Engine, image_id: str) -> int:

@@ -68,11 +68,13 @@ def critical_path(record: ReleaseRecord) -> list[Span]:
 def _waited_for(record: ReleaseRecord, span: Span, chain: list[Span],
                 last: float) -> Span | None:
     """What `span` waited for: of the steps of its image, its ancestors' and the run's own,
-    the one that ended last by the time it started. Steps already on the chain are left
-    out, so steps of no length at one moment cannot send it round in a loop."""
+    and the steps its worker ran before it (it waited for a free slot), the one that ended
+    last by the time it started. Steps already on the chain are left out, so steps of no
+    length at one moment cannot send it round in a loop."""
     lineage = _lineage(record, span.image)
     candidates = [other for other in record.timeline
-                  if other.image in lineage and all(other is not link for link in chain)
+                  if (other.image in lineage or (span.worker and other.worker == span.worker))
+                  and all(other is not link for link in chain)
                   and other.start <= span.start
                   and span_end(other, last) <= span.start + LINK_SLACK]
     return _ended_last(candidates, last)

@@ -190,3 +190,14 @@ def test_names_from_an_edited_record_come_out_as_printable_ascii() -> None:
     text = render_timeline(record)
     assert all(" " <= char <= "~" for line in text.splitlines() for char in line)
     assert "py?[31mtorch?" in text and "bu?ld" in text and "w?rker" in text
+
+
+def test_a_step_that_waited_for_a_free_slot_links_to_what_its_worker_ran_before() -> None:
+    """mxnet's parent was done at 10 s, but its worker was busy with tensorflow until 50 s:
+    that build, not the parent, is what held it."""
+    record = record_of([
+        span("base", "build", 0.0, 10.0, "image_0"),
+        span("tensorflow", "build", 0.0, 50.0, "image_1"),
+        span("mxnet", "build", 50.1, 60.0, "image_1"),
+    ], {"base": None, "tensorflow": "base", "mxnet": "base"})
+    assert links(critical_path(record)) == [("tensorflow", "build"), ("mxnet", "build")]
