@@ -74,12 +74,21 @@ def drop(engine: Engine, image_id: str) -> int:
         found = engine.api.inspect_image(image_id)
     except docker.errors.ImageNotFound:
         return 0
-    tags = list(found.get("RepoTags") or [])
-    for tag in tags:
+    for tag in found.get("RepoTags") or []:
         engine.api.remove_image(tag)
-    if not tags:
+    # A pushed image is still held by its digest references (`repo@sha256:...`) once its
+    # last tag is gone: removing it by ID takes those too.
+    if _exists(engine, image_id):
         engine.api.remove_image(image_id)
     return int(found.get("Size") or 0)
+
+
+def _exists(engine: Engine, image_id: str) -> bool:
+    try:
+        engine.api.inspect_image(image_id)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
 
 
 def left_behind(run: Run, images: list[ImageSpec], cache_root: Path) -> str:

@@ -276,8 +276,9 @@ class FakeApi:
         if image not in self.engine.tags:
             raise docker.errors.ImageNotFound(f"No such image: {image}")
         image_id = self.engine.tags.pop(image)
-        if image_id not in self.engine.tags.values():  # its last tag: the image goes too
-            self.engine.images.pop(image_id, None)
+        held = self.engine.images.get(image_id, {}).get("repo_digests")
+        if image_id not in self.engine.tags.values() and not held:
+            self.engine.images.pop(image_id, None)  # its last reference: the image goes too
 
     def load_image(self, data: IO[bytes]) -> Iterator[Chunk]:
         self.engine.calls.append(("load",))
