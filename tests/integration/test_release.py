@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
 
 from ngc_builder.lock.models import dump_lock, load_lock, lock_path
@@ -16,7 +17,7 @@ from ngc_builder.publish.referrers import referrers_tag
 from ngc_builder.publish.sbom import check_sbom, sbom_tag
 from ngc_builder.publish.signing import signature_tag
 from ngc_builder.services.registry import parse_registry
-from tests.integration.conftest import ReleaseRun, cli
+from tests.integration.conftest import ReleaseRun, cli, held_locally, pull_back
 
 pytestmark = pytest.mark.integration
 TAG = "26.11-py3"
@@ -140,6 +141,8 @@ def test_rerun_reuses_builds_and_pushes(ci_release: ReleaseRun) -> None:
     jax = json.loads(done.stdout)["images"]["jax"]
     assert jax["build"]["reused"] and jax["validation"]["reused"] and jax["push"]["reused"]
     assert jax["push"]["digest"] == ci_release.record["images"]["jax"]["push"]["digest"]
+    assert not held_locally(docker.from_env(), jax["build"]["image_id"])  # published again
+    pull_back(ci_release)  # the later tests run it
 
 
 def test_registry_down_makes_the_push_fail_loudly(ci_release: ReleaseRun, tmp_path: Path,
