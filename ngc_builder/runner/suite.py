@@ -83,10 +83,11 @@ def run_check(check: Check, env: RunEnv, done: dict[str, CheckResult] | None = N
     blocked = _blocked_by(check, done or {})
     if blocked is not None:
         return CheckResult(check.id, check.tier, "skip", blocked)
-    if env.scope == "emulated" and not check.in_emulated_tier:
-        return CheckResult(check.id, check.tier, "skip", scope.out_of_scope_reason())
+    # A GPU check without a GPU says so first, whatever the scope (`skipped: no GPU`).
     if check.needs_gpu and not env.gpu_expected:
         return CheckResult(check.id, check.tier, "skip", NO_GPU)
+    if env.scope == "emulated" and not check.in_emulated_tier:
+        return CheckResult(check.id, check.tier, "skip", scope.out_of_scope_reason())
     ctx = Context(env, check.id)
     started = time.perf_counter()
     with output.captured() as printed:

@@ -29,6 +29,7 @@ def _suite(ran: list[str]) -> Suite:
     suite.check("one_op", tier="T2", emulated=True)(record)
     suite.check("static_but_slow", tier="T0", emulated=False)(record)
     suite.check("bench", tier="T3")(record)
+    suite.check("gpu_op", tier="T2", needs_gpu=True)(record)
     return suite
 
 
@@ -45,12 +46,14 @@ def test_the_emulated_tier_runs_t0_and_the_marked_checks_and_skips_the_rest() ->
         status, message = results[skipped]
         assert status == "skip" and message.startswith("not in the emulated tier")
         assert "native" in message
+    assert results["gpu_op"] == ("skip", "no GPU")  # a GPU check says why first
 
 
 def test_the_full_tier_runs_every_check() -> None:
     ran, results = _run("full")
     assert ran == ["static", "numerics", "one_op", "static_but_slow", "bench"]
-    assert {status for status, _ in results.values()} == {"pass"}
+    assert {status for name, (status, _) in results.items() if name != "gpu_op"} == {"pass"}
+    assert results["gpu_op"] == ("skip", "no GPU")
 
 
 def test_the_scope_comes_from_the_flag_then_the_environment() -> None:
