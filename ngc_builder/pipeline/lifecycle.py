@@ -57,7 +57,6 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
     if digest is not None:
         if run.policy.promote:  # its content tag is set last: the others should be there
             promote_tags(run, spec, record, digest)
-        tidy.drop_published(run, spec, record)  # a copy an earlier run left behind
         return
     if reuse.known_failure(run, spec, record):
         return

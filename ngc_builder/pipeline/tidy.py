@@ -5,6 +5,8 @@ framework bump rebuilds pytorch on the same cuda-cu13: its parent is there, no p
 OS images. Dropped as soon as it is published: an image nothing is built on (the frameworks'
 default and devel tags, GBs each), every platform of it: the registry holds it, and the next
 run finds it there by its content key. A fresh 26.12 release left 34 GB of such images.
+Only what this run built is dropped: an image it found on the engine (built from the same key
+by another run, pulled by a person) is left as it was found.
 """
 
 from __future__ import annotations
@@ -46,11 +48,12 @@ def drop_published(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
 
 def _with_parents(run: Run, spec: ImageSpec,
                   record: ImageRecord) -> list[tuple[str | None, str | None]]:
-    """Each platform's local image of `spec`, with its parent's on that platform."""
+    """Each platform's local image of `spec` this run built, with its parent's there."""
     parent = run.state.record.images.get(spec.parent or "")
-    host = (record.build.image_id, parent.build.image_id if parent else None)
+    host = (None if record.build.reused else record.build.image_id,
+            parent.build.image_id if parent else None)
     return [host, *((entry.build.image_id, _platform_id(parent, platform))
-                     for platform, entry in record.platforms.items())]
+                     for platform, entry in record.platforms.items() if not entry.build.reused)]
 
 
 def _platform_id(parent: ImageRecord | None, platform: str) -> str | None:
