@@ -16,6 +16,7 @@ from pathlib import Path
 import docker.errors
 import requests
 
+from ngc_builder.pipeline import reuse
 from ngc_builder.pipeline.run import Run
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import ImageRecord
@@ -109,14 +110,7 @@ def left_behind(run: Run, images: list[ImageSpec], cache_root: Path) -> str:
 
 
 def _local(engine: Engine, record: ImageRecord) -> bool:
-    image_id = record.build.image_id
-    if not image_id:
-        return False
-    try:
-        engine.api.inspect_image(image_id)
-    except (docker.errors.DockerException, requests.RequestException):
-        return False
-    return True
+    return bool(record.build.image_id) and reuse.exists(engine, record.build.image_id or "")
 
 
 def _tree_bytes(folder: Path) -> int:
