@@ -44,14 +44,17 @@ engine: ## a Docker engine and a registry on 127.0.0.1:5000 (installed and start
 slurm: ## a Slurm cluster (a one-node one on this machine installed and started if none answers)
 	bash ci/setup-slurm.sh
 
+# The unit suite runs on every core (pytest-xdist); the integration suite in one process, as
+# its tests share the engine, the registry and the package cache.
 test: setup engine slurm ## unit + integration tests (real engine, real registry), not the extended ones
-	$(BIN)/python -m pytest -m "(unit or integration) and not extended" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "unit and not extended" -n auto $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "integration and not extended" $(PYTEST_ARGS)
 
 test-extended: setup engine slurm ## the extended integration tests (docs/testing.md): on demand and before a release
 	$(BIN)/python -m pytest -m extended --session-timeout=7200 $(PYTEST_ARGS)
 
-unit: setup ## fast tests, no engine
-	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
+unit: setup ## fast tests, no engine (on every core)
+	$(BIN)/python -m pytest -m unit -n auto $(PYTEST_ARGS)
 
 integration: setup engine slurm ## tests against the real engine and registry
 	$(BIN)/python -m pytest -m "integration and not extended" $(PYTEST_ARGS)

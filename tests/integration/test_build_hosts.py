@@ -26,7 +26,9 @@ from tests.faults.running import Release, namespace
 from tests.faults.tls import TlsFiles, free_port, make_certs
 
 # --offline runs read the shared package cache: `ci_packages` fills it first.
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages"),
+              # the multi-host scheduler: on demand (docs/testing.md)
+              pytest.mark.extended]
 MAIN = "main"
 SECOND = "second"
 

@@ -150,15 +150,16 @@ def test_gpu_jobs_for_cuda_images_on_gpu_runners() -> None:
 
 def test_build_jobs_on_build_runners_without_a_local_registry() -> None:
     plan = the_release()
+    github, gitlab = github_jobs(plan), gitlab_jobs(plan)
     for spec in plan.images:
-        job = github_jobs(plan)[spec.name]
+        job = github[spec.name]
         assert (job["runs-on"], job["env"]["NGC_GPU"]) == (SITE.runner_labels, "none")
-        assert gitlab_jobs(plan)[f"ngc:{spec.name}"]["tags"] == ["ngc-build"]
-    for name, job in github_jobs(plan).items():
+        assert gitlab[f"ngc:{spec.name}"]["tags"] == ["ngc-build"]
+    for name, job in github.items():
         runs = [step.get("run", "") for step in job["steps"]]
         assert name in (*GATES, "test-report") or runs[1] == "make setup"
         assert not any("engine" in run for run in runs)
-    for name, job in gitlab_jobs(plan).items():
+    for name, job in gitlab.items():
         assert name in GITLAB_GATES or job["script"][0] == "make setup"
         assert not any("engine" in line for line in job["script"])
 
