@@ -51,8 +51,13 @@ def compile_natively(engine: Engine, host_image: str, venv_tar: Path, site_packa
 def _compile_in(container: Any, venv_tar: Path, site_packages: str, epoch: int,
                 image: str) -> int:
     container.put_archive("/", _folder_tar(STAGE))  # put_archive wants its target to exist
-    with venv_tar.open("rb") as stream:
-        container.put_archive(STAGE, stream)
+    sources = venv_tar.with_name(venv_tar.name + ".sources")
+    try:
+        _write_sources(venv_tar, PurePosixPath(site_packages), sources)
+        with sources.open("rb") as stream:
+            container.put_archive(STAGE, stream)
+    finally:
+        sources.unlink(missing_ok=True)
     container.start()
     status = container.wait(timeout=WAIT_S)
     if status.get("StatusCode") != 0:
@@ -62,6 +67,22 @@ def _compile_in(container: Any, venv_tar: Path, site_packages: str, epoch: int,
     chunks, _ = container.get_archive(f"{STAGE}{site_packages}")
     return _append_pycs(io.BufferedReader(_Chunks(chunks)), venv_tar,
                         PurePosixPath(site_packages), epoch)
+
+
+# Only the sources go in (and so come back): torch's tar is 1 GB of which its .py files are a
+# few percent, and the engine would write, then tar up again, every shared library.
+def _write_sources(venv_tar: Path, site_packages: PurePosixPath, out: Path) -> None:
+    """`out`: the folders and .py files of `venv_tar` under `site_packages`, as they are."""
+    inside = site_packages.as_posix().lstrip("/") + "/"
+    with tarfile.open(venv_tar, "r|") as found, \
+            tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as written:
+        for member in found:
+            if not member.name.startswith(inside):
+                continue
+            if member.isdir():
+                written.addfile(member)
+            elif member.isfile() and member.name.endswith(".py"):
+                written.addfile(member, found.extractfile(member))
 
 
 def _append_pycs(stream: IO[bytes], venv_tar: Path, site_packages: PurePosixPath,
@@ -144,7 +165,7 @@ class _Chunks(io.RawIOBase):
 
     def __init__(self, chunks: Any) -> None:
         self.chunks = iter(chunks)
-        self.pending = b""
+        self.pending = memoryview(b"")  # a view: handing out a piece copies only that piece
 
     def readable(self) -> bool:
         return True
@@ -152,7 +173,7 @@ class _Chunks(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         while not self.pending:
             try:
-                self.pending = next(self.chunks)
+                self.pending = memoryview(next(self.chunks))
             except StopIteration:
                 return 0
         size = min(len(buffer), len(self.pending))

@@ -59,8 +59,9 @@ def _install(rendered: RenderedImage, wheels: list[PipPackage], stage: HostStage
         done = install_wheels(wheels, stage.wheel_path, stage.tree, tar)
     except WheelError as exc:
         raise StepError(name, f"install {rendered.platform}", str(exc)) from None
+    installed = time.monotonic()
     compiled = compile_natively(stage.engine, stage.image, tar,
                                 stage.tree.site_packages.as_posix(), stage.tree.epoch, name)
-    sink(f"{rendered.platform}: {tar.name}: {done.wheels} wheel(s) installed and {compiled} "
-         f".pyc compiled on the build host ({done.files} files, {done.bytes / 1e6:.0f} MB) in "
-         f"{time.monotonic() - started:.1f} s")
+    sink(f"{rendered.platform}: {tar.name}: {done.wheels} wheel(s) installed ({done.files} "
+         f"files, {done.bytes / 1e6:.0f} MB) in {installed - started:.1f} s and {compiled} .pyc "
+         f"compiled on the build host in {time.monotonic() - installed:.1f} s")

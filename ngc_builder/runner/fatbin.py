@@ -50,6 +50,9 @@ _ENTRY_ARCH = struct.Struct("<I")
 _ENTRY_ARCH_OFFSET = 28  # sm version (e.g. 90) inside each entry header
 _ALIGN = 8  # fatbinary.h: fat binaries are 8-byte aligned, padding may lie between them
 _CHUNK = 1 << 20  # a multiple of _ALIGN, so an aligned magic never straddles two chunks
+# The next container nearly always starts at once: a small first read finds it without reading
+# (and, under QEMU, searching) a whole chunk per container, 500 MB for libtorch_cuda.
+_FIRST_CHUNK = 1 << 10
 _NAMES_CAP = 1 << 24  # a section-name table is a few hundred bytes; claims past this are garbage
 _MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
 
@@ -167,12 +170,14 @@ def _next_container(stream: BinaryIO, position: int, start: int, end: int) -> in
     without parsing them as headers, and a garbage section costs one pass, not one read per
     8 bytes."""
     position = start + -(-(position - start) // _ALIGN) * _ALIGN
+    size = _FIRST_CHUNK
     while position + _FATBIN_HEADER.size <= end:
-        chunk = _read_at(stream, position, _CHUNK, end)
+        chunk = _read_at(stream, position, size, end)
         found = _aligned_find(chunk)
         if found is not None:
             return position + found if position + found + _FATBIN_HEADER.size <= end else None
-        position += _CHUNK
+        position += size
+        size = min(size * 4, _CHUNK)
     return None
 
 

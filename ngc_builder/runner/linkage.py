@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import re
 import subprocess
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,15 +127,25 @@ def unresolved(paths: list[Path]) -> Iterator[tuple[str, str]]:
     library that has already loaded the dependency, which the loader then reuses; `ldd` on the
     library alone cannot know that."""
     shipped = {path.name for path in paths}
-    for start in range(0, len(paths), _BATCH):
-        batch = [str(p) for p in paths[start:start + _BATCH]]
-        done = subprocess.run(["ldd", *batch], capture_output=True, text=True, check=False)
-        current = batch[0]
-        for line in done.stdout.splitlines():
-            if not line.startswith(("\t", " ")) and line.endswith(":"):
-                current = line[:-1]
-            elif (match := _NOT_FOUND.match(line)) and match.group(1) not in shipped:
-                yield Path(current).name, match.group(1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    size = max(1, min(_BATCH, -(-len(paths) // cores)))
+    batches = [[str(p) for p in paths[start:start + size]]
+               for start in range(0, len(paths), size)]
+    # Each ldd is the loader run once per library: under QEMU about 0.2 s each, so the
+    # batches go side by side, one per core.
+    with ThreadPoolExecutor(max_workers=cores) as pool:
+        for batch, output in pool.map(_ldd, batches):
+            current = batch[0]
+            for line in output.splitlines():
+                if not line.startswith(("\t", " ")) and line.endswith(":"):
+                    current = line[:-1]
+                elif (match := _NOT_FOUND.match(line)) and match.group(1) not in shipped:
+                    yield Path(current).name, match.group(1)
+
+
+def _ldd(batch: list[str]) -> tuple[list[str], str]:
+    done = subprocess.run(["ldd", *batch], capture_output=True, text=True, check=False)
+    return batch, done.stdout
 
 
 def check_libraries(ctx: Context) -> str:

@@ -36,11 +36,12 @@ def _host_candidates(defaults: tuple[str, ...]) -> list[Path]:
     return [Path(path) for path in [*found, *defaults] if path]
 
 
-def gpu_code_covers(ctx: ProbeContext, path: str) -> str:
-    """Fail unless the library at `path` carries SASS for every GPU target of the release;
-    the architectures it holds otherwise."""
+def gpu_code_covers(ctx: ProbeContext, path: str, targets: list[str] | None = None) -> str:
+    """Fail unless the library at `path` carries SASS for every GPU target of the release
+    (or of `targets`, what it was built for); the architectures it holds otherwise."""
     code = scan_library(Path(path))
-    targets = [str(target) for target in ctx.expect.get("gpu_targets", [])]
+    if targets is None:
+        targets = [str(target) for target in ctx.expect.get("gpu_targets", [])]
     ctx.evidence("built_gpu_code", code.describe())
     if code.empty:
         ctx.fail(f"{Path(path).name} was built but carries no GPU code")

@@ -15,7 +15,9 @@ import pytest
 
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.integration
+# The live index and PyPI's metadata for every stack: 2 to 2.5 minutes, on demand (`make
+# test-extended`, docs/testing.md); CI bumps against recorded index answers (tests/unit/bump).
+pytestmark = [pytest.mark.integration, pytest.mark.extended]
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

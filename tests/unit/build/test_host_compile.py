@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from ngc_builder.build.host_compile import _append_pycs, _rerooted
+from ngc_builder.build.host_compile import _append_pycs, _Chunks, _rerooted, _write_sources
 
 pytestmark = pytest.mark.unit
 
@@ -70,3 +70,22 @@ def test_the_venv_copy_keeps_links_and_lands_under_opt(tmp_path: Path) -> None:
     assert entries["opt/venv/bin/python"].linkname == "python3"
     assert entries["opt/venv/pyvenv.cfg"].mtime == 123456789  # pip's .pyc stay valid
     assert entries["opt/venv/pyvenv.cfg"].uid == 0
+
+
+def test_only_the_sources_go_to_the_compiler(tmp_path: Path) -> None:
+    site = str(SITE)[1:]
+    venv = tmp_path / "venv.tar"
+    venv.write_bytes(archive((f"{site}/torch", None, ""), (f"{site}/torch/nn.py", b"x = 1", ""),
+                             (f"{site}/torch/lib/libtorch.so", b"\x7fELF" * 1000, ""),
+                             (f"{site}/torch/link.py", None, "/etc/passwd"),
+                             ("opt/venv/bin/torchrun", b"#!python", "")).getvalue())
+    _write_sources(venv, SITE, tmp_path / "sources.tar")
+    entries = names(tmp_path / "sources.tar")
+    assert set(entries) == {f"{site}/torch", f"{site}/torch/nn.py"}
+    assert entries[f"{site}/torch/nn.py"].mtime == 123456789  # the .pyc header's source time
+
+
+def test_the_chunks_read_back_whole_in_any_piece_size() -> None:
+    data = bytes(range(256)) * 40
+    reader = io.BufferedReader(_Chunks(iter([data[:3000], b"", data[3000:]])), buffer_size=7)
+    assert b"".join(iter(lambda: reader.read(13), b"")) == data

@@ -6,6 +6,7 @@ import random
 import struct
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,8 +129,10 @@ def test_relocatable_fat_binaries_count_only_where_no_executable_one_is(tmp_path
     assert code.sass == {89} and not code.ptx
 
 
-@pytest.mark.parametrize("padding",
-                         [0, 8, 24, reader._CHUNK - 8, reader._CHUNK, reader._CHUNK + 8])
+# Around each read's end: the small first read, the next (4 times larger), a whole chunk.
+@pytest.mark.parametrize("padding", [
+    0, 8, 24, reader._FIRST_CHUNK - 8, reader._FIRST_CHUNK, reader._FIRST_CHUNK * 5 - 8,
+    reader._FIRST_CHUNK * 5, reader._CHUNK - 8, reader._CHUNK, reader._CHUNK + 8])
 def test_fat_binaries_are_found_after_any_aligned_padding(tmp_path: Path, padding: int) -> None:
     section = fatbin([(SASS, 80)]) + b"\0" * padding + fatbin([(SASS, 90)])
     assert scan_library(write(tmp_path, elf_with(section))).sass == {80, 90}
@@ -205,6 +208,23 @@ def test_random_garbage_never_raises(tmp_path: Path) -> None:
             at = rng.randrange(0, max(1, len(garbage) // 8)) * 8
             garbage[at:at + 4] = struct.pack("<I", reader.FATBIN_MAGIC)
         scan_library(write(tmp_path, elf_with(bytes(garbage))))
+
+
+def test_back_to_back_fat_binaries_are_read_a_little_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """libtorch_cuda holds about 4000 of them: a chunk read per one was 500 MB to search."""
+    section = b"".join(fatbin([(SASS, 80 + n % 20)]) for n in range(200))
+    read: list[int] = []
+    real = reader._read_at
+
+    def counted(*args: Any) -> bytes:
+        got = real(*args)
+        read.append(len(got))
+        return got
+
+    monkeypatch.setattr(reader, "_read_at", counted)
+    assert len(scan_library(write(tmp_path, elf_with(section))).sass) == 20
+    assert sum(read) < 200 * 2 * reader._FIRST_CHUNK
 
 
 def test_a_large_section_without_fat_binaries_is_passed_over_quickly(tmp_path: Path) -> None:

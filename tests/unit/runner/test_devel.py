@@ -80,3 +80,14 @@ def test_nvcc_of_another_version_is_a_second_toolkit(tmp_path: Path) -> None:
     with pytest.raises(CheckFailed, match=re.escape(
             "nvcc is V12.9.86, the stack's nvidia-cuda-nvcc is 13.2.86: a second CUDA toolkit")):
         devel.check_toolchain(context)
+
+
+def test_under_emulation_nvcc_builds_for_the_newest_target_only() -> None:
+    """Another platform's nvcc, cicc and ptxas are proven by one compile; a native node's full
+    tier builds every target."""
+    expect: dict[str, object] = {"gpu_targets": ["9.0", "8.0", "10.0"]}
+    assert devel.compiled_targets(ctx(expect)) == ["9.0", "8.0", "10.0"]
+    emulated = Context(RunEnv(expect, "none", False, False, scope="emulated"), "devel.check")
+    assert devel.compiled_targets(emulated) == ["10.0"]
+    assert emulated.evidence_data["emulated_targets"] == \
+        "only 10.0 of 9.0, 8.0, 10.0 under emulation"

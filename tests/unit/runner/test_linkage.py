@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -52,9 +53,22 @@ def test_a_library_the_framework_ships_under_that_name_is_found(
     calls = fake_ldd(monkeypatch)
     scanned = [Path("/x/torch/lib/libtorch_cuda.so"), Path("/x/numpy.libs/libgfortran-123.so.5"),
                Path("/y/lib/libfoo.so.2")]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     found = list(linkage.unresolved(scanned))
     assert found == [("libtorch_cuda.so", "libcuda.so.1")]
     assert calls[0][0] == "ldd" and calls[0][1:] == [str(p) for p in scanned]
+
+
+def test_the_libraries_are_split_one_batch_per_core_and_each_is_checked_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ldd runs the loader once per library (about 0.2 s each under QEMU): side by side."""
+    calls = fake_ldd(monkeypatch)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    scanned = [Path(f"/x/lib{n}.so") for n in range(100)]
+    list(linkage.unresolved(scanned))
+    assert sorted((len(call) - 1 for call in calls), reverse=True) == [34, 34, 32]
+    assert sorted(arg for call in calls for arg in call[1:]) == sorted(map(str, scanned))
 
 
 def run_with(monkeypatch: pytest.MonkeyPatch, missing: list[tuple[str, str]],
