@@ -6,11 +6,14 @@ OS images. Dropped as soon as it is published: an image nothing is built on (the
 default and devel tags, GBs each), every platform of it: the registry holds it, and the next
 run finds it there by its content key. A fresh 26.12 release left 34 GB of such images.
 Only what this run built is dropped: an image it found on the engine (built from the same key
-by another run, pulled by a person) is left as it was found.
+by another run, pulled by a person) is left as it was found. And only the tags this run makes
+(its build's local ref, its pushes' tags) are removed: a build the engine's cache answers gets
+the very ID an earlier image has, and another tag on it (a person's, another run's) keeps it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import docker.errors
@@ -34,9 +37,10 @@ def drop_published(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if record.push.status != "ok" or not record.push.digest or is_parent(run, spec.name):
         return
     engine = run.engine_for(spec.name)
+    ours = _own_tags(run, spec)
     try:
         # What its own layers held: its parent's stay (a parent is kept).
-        freed = sum(drop(engine, image_id) - _size(engine, parent_id)
+        freed = sum(drop(engine, image_id, ours) - _size(engine, parent_id)
                     for image_id, parent_id in _with_parents(run, spec, record) if image_id)
     except (docker.errors.DockerException, requests.RequestException) as exc:
         run.ui.line(spec.name, f"note: its local image stays ({exc.__class__.__name__}: "
@@ -57,6 +61,26 @@ def _with_parents(run: Run, spec: ImageSpec,
                      for platform, entry in record.platforms.items() if not entry.build.reused)]
 
 
+@dataclass(frozen=True)
+class OwnTags:
+    """The tags a run makes for one image: its build's local refs (every platform) and its
+    pushes' tags in its remote repository."""
+
+    refs: frozenset[str]
+    repository: str
+
+    def made(self, tag: str) -> bool:
+        return tag in self.refs or tag.startswith((f"{self.repository}:",
+                                                   f"{self.repository}@"))
+
+
+def _own_tags(run: Run, spec: ImageSpec) -> OwnTags:
+    refs = {run.inputs.rendered[spec.name].local_ref}
+    refs |= {inputs.renders[spec.name].local_ref for inputs in run.inputs.platforms.values()
+             if spec.name in inputs.renders}
+    return OwnTags(frozenset(refs), spec.remote_repository(run.registry))
+
+
 def _platform_id(parent: ImageRecord | None, platform: str) -> str | None:
     entry = parent.platforms.get(platform) if parent is not None else None
     return entry.build.image_id if entry is not None else None
@@ -71,15 +95,19 @@ def _size(engine: Engine, image_id: str | None) -> int:
         return 0
 
 
-def drop(engine: Engine, image_id: str) -> int:
-    """Every tag of `image_id` removed (the image goes with its last one); its size, 0 when it
-    was not there."""
+def drop(engine: Engine, image_id: str, ours: OwnTags) -> int:
+    """The tags of `image_id` this run made removed, then the image unless another tag holds
+    it; its size, 0 when it was not there or stays."""
     try:
         found = engine.api.inspect_image(image_id)
     except docker.errors.ImageNotFound:
         return 0
-    for tag in found.get("RepoTags") or []:
-        engine.api.remove_image(tag)
+    tags = found.get("RepoTags") or []
+    for tag in tags:
+        if ours.made(tag):
+            engine.api.remove_image(tag)
+    if not all(ours.made(tag) for tag in tags):
+        return 0
     # A pushed image is still held by its digest references (`repo@sha256:...`) once its
     # last tag is gone: removing it by ID takes those too.
     if _exists(engine, image_id):
