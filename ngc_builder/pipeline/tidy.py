@@ -110,17 +110,9 @@ def drop(engine: Engine, image_id: str, ours: OwnTags) -> int:
         return 0
     # A pushed image is still held by its digest references (`repo@sha256:...`) once its
     # last tag is gone: removing it by ID takes those too.
-    if _exists(engine, image_id):
+    if reuse.exists(engine, image_id):
         engine.api.remove_image(image_id)
     return int(found.get("Size") or 0)
-
-
-def _exists(engine: Engine, image_id: str) -> bool:
-    try:
-        engine.api.inspect_image(image_id)
-    except docker.errors.ImageNotFound:
-        return False
-    return True
 
 
 def left_behind(run: Run, images: list[ImageSpec], cache_root: Path) -> str:
