@@ -24,5 +24,5 @@ BUILD_DIR = click.option("--build-dir", type=click.Path(path_type=Path), default
                          show_default=True, help="Where contexts, logs, reports and records go.")
 SITE = click.option("--site", type=click.Path(path_type=Path, dir_okay=False), default=None,
                     envvar="NGC_SITE",
-                    help="The site file: build hosts, Slurm, CI runners [env NGC_SITE; "
+                    help="The site file: Slurm, CI runners [env NGC_SITE; "
                          "default: ROOT/site.yaml when there].")

@@ -9,12 +9,11 @@ from pathlib import Path
 
 from ngc_builder.commands.guard import EXIT_OK
 from ngc_builder.manifest.models import RELEASE_RE
-from ngc_builder.manifest.site import EngineHost, load_site
 from ngc_builder.pipeline.decisions import Decision, decide
 from ngc_builder.pipeline.prepare import prepare, registry_option
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
 from ngc_builder.render.keys import release_keys
-from ngc_builder.services.engine import DockerEngine, Engine, connect_if_running, find_built
+from ngc_builder.services.engine import Engine, connect_if_running
 from ngc_builder.services.registry import Registry
 
 
@@ -25,7 +24,6 @@ class PlanOptions:
     registry: str | None = None
     build_dir: Path = Path("build")
     as_json: bool = False
-    site: Path | None = None  # the site file; None: NGC_SITE or ROOT/site.yaml
 
 
 def plan_command(options: PlanOptions, engine: Engine | None = None,
@@ -41,15 +39,11 @@ def plan_command(options: PlanOptions, engine: Engine | None = None,
         earlier_record(options.build_dir, plan.release)
     record = stored.for_registry(plan.registry.address) if stored is not None else None
     decisions = decide(plan, keys, record, engine or connect_if_running())
-    entries = load_site(options.site, prepared.loaded.root).engines
-    hosts = host_notes(entries, {name: key.key for name, key in keys.items()}, record) \
-        if len(entries) > 1 else {}
     if options.as_json:
         print(json.dumps({"release": plan.release, "registry": plan.registry.address,
-                          "images": [d.to_dict() | ({"hosts": hosts[d.image]} if hosts else {})
-                                     for d in decisions]}, indent=2))
+                          "images": [d.to_dict() for d in decisions]}, indent=2))
     else:
-        _print(decisions, hosts)
+        _print(decisions)
     return EXIT_OK
 
 
@@ -61,28 +55,9 @@ def earlier_record(build_dir: Path, release: str) -> ReleaseRecord | None:
     return load_record(record_path(build_dir, earlier[-1])) if earlier else None
 
 
-def host_notes(entries: list[EngineHost], keys: dict[str, str],
-               record: ReleaseRecord | None) -> dict[str, str]:
-    """Per image, where it would go: the hosts holding its key (no build or transfer there),
-    the host an earlier run built it on; the rest is placed when it runs."""
-    holders: dict[str, list[str]] = {name: [] for name in keys}
-    for entry in entries:
-        engine = DockerEngine(10, url=entry.url, tls=entry.tls, name=entry.name)
-        for name, key in keys.items():
-            if find_built(engine, key) is not None:  # None also when the host is down
-                holders[name].append(entry.name)
-    notes = {}
-    for name, found in holders.items():
-        earlier = record.images[name].build.host if record and name in record.images else None
-        held = f"held by {', '.join(found)}" if found else "held by no host"
-        notes[name] = held + (f"; last built on {earlier}" if earlier else "") + \
-            "; placed when it runs (its parent's host first)"
-    return notes
-
-
-def _print(decisions: list[Decision], hosts: dict[str, str]) -> None:
+def _print(decisions: list[Decision]) -> None:
     for d in decisions:
         print(f"{d.image:<22} {d.build:<6} {d.push:<13} FROM {d.parent}  "
               f"[{', '.join(d.platforms)}]")
-        for reason in d.reasons + ([f"hosts: {hosts[d.image]}"] if hosts else []):
+        for reason in d.reasons:
             print(f"{'':<22} - {reason}")

@@ -2,14 +2,10 @@
 `releases/`, or `--site FILE` / `NGC_SITE`). A release manifest changes every month; the build
 hosts, the GPU cluster and the CI runners of a site do not.
 
+One release process drives one engine (DOCKER_HOST, or the local socket). A site that outgrows
+one machine hands the release's graph to the scheduler it runs: Slurm jobs, CI jobs.
+
 ```yaml
-engines:                 # build hosts; none: the engine at DOCKER_HOST (or the local socket)
-  - name: builder-1
-    url: unix:///var/run/docker.sock
-  - name: builder-2
-    url: tcp://builder-2.example:2376
-    tls: /etc/ngc-builder/builder-2      # a folder with ca.pem, cert.pem, key.pem
-    jobs: 2
 slurm:                   # `validate IMAGE --slurm`
   partition: gpu
   account: dl-release
@@ -29,14 +25,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.load import load_model
 from ngc_builder.manifest.paths import SITE_FILE as SITE_FILE
 from ngc_builder.services.environment import VARIABLES, setting
 
-ENGINE_URL_RE = re.compile(r"(unix://|tcp://|ssh://)[A-Za-z0-9._~:/@%-]{1,255}")
 SLURM_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:,-]{0,127}")
 TIME_LIMIT_RE = re.compile(r"([0-9]+-)?[0-9]{1,2}(:[0-9]{2}){0,2}")
 LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,63}")
@@ -51,16 +46,6 @@ def _matching(pattern: re.Pattern[str], what: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-def _engine_url(value: str) -> str:
-    # Lazy: `check` reads the site without docker-py; engine_connect brings it.
-    from ngc_builder.services.engine_connect import url_problem
-
-    problem = url_problem(value)
-    if problem:
-        raise ValueError(f"{value[:80]!r}: {problem}")
-    return value
-
-
 def _not_ours(value: str) -> str:
     """The pipelines export these names into every job: one that starts with NGC_ and is not
     a setting of ours would be refused by every command there (services/environment.py)."""
@@ -70,35 +55,15 @@ def _not_ours(value: str) -> str:
     return value
 
 
-EngineUrl = Annotated[str, _matching(ENGINE_URL_RE, "engine URL (unix://, tcp:// or ssh://)"),
-                      AfterValidator(_engine_url)]
 SlurmWord = Annotated[str, _matching(SLURM_WORD_RE, "Slurm name")]
 TimeLimit = Annotated[str, _matching(TIME_LIMIT_RE, "Slurm time limit ([D-]HH:MM:SS)")]
 Label = Annotated[str, _matching(LABEL_RE, "runner label")]
 Variable = Annotated[str, _matching(VARIABLE_RE, "CI variable name (A-Z, 0-9, _)"),
                      AfterValidator(_not_ours)]
-HostName = Annotated[str, _matching(re.compile(r"[a-z0-9][a-z0-9._-]{0,62}"), "host name")]
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class EngineHost(Strict):
-    """One build host: a Docker engine the way DOCKER_HOST names it."""
-
-    name: HostName
-    url: EngineUrl
-    tls: Path | None = None  # ca.pem, cert.pem, key.pem (DOCKER_CERT_PATH's layout)
-    jobs: int = Field(default=2, ge=1, le=16)
-    # auto: ask the engine's own host (its runtimes and the info it reports) for GPUs.
-    gpu: Literal["auto", "required", "none"] = "auto"
-
-    @model_validator(mode="after")
-    def _tls_only_over_tcp(self) -> EngineHost:
-        if self.tls is not None and not self.url.startswith("tcp://"):
-            raise ValueError("tls: only a tcp:// engine uses TLS files")
-        return self
 
 
 class SlurmSite(Strict):
@@ -134,18 +99,21 @@ class CiSite(Strict):
     signing_password_secret: Variable = "NGC_SIGNING_PASSWORD"
 
 
+ENGINES_GONE = ("the build hosts of `engines:` are gone: one release drives one engine "
+                "(DOCKER_HOST); a release spreads over machines as the jobs of the site's CI "
+                "runners or Slurm cluster (docs/scale.md)")
+
+
+def _no_engines(value: object) -> None:
+    """An earlier site file's `engines:` list: refused in one line naming what replaced it."""
+    if value:
+        raise ValueError(ENGINES_GONE)
+
+
 class Site(Strict):
-    engines: list[EngineHost] = Field(default_factory=list)
+    engines: Annotated[object, AfterValidator(_no_engines)] = None
     slurm: SlurmSite | None = None
     ci: CiSite = Field(default_factory=CiSite)
-
-    @model_validator(mode="after")
-    def _unique_engines(self) -> Site:
-        names = [engine.name for engine in self.engines]
-        twice = sorted({name for name in names if names.count(name) > 1})
-        if twice:
-            raise ValueError(f"engines: {', '.join(twice)} named twice")
-        return self
 
 
 def site_path(explicit: Path | None, root: Path) -> Path | None:

@@ -130,21 +130,18 @@ def print_summary(record: ReleaseRecord, images: list[ImageRecord],
 def summary_line(image: ImageRecord) -> str:
     """One image's row as `name: build | validation | push | size`, never wrapped."""
     cells = (_build_cell(image), _validation_cell(image), _push_cell(image), _size_cell(image))
-    where = f" on {image.build.host}" if image.build.host else ""  # several build hosts
-    return f"{image.name}{where}: " + " | ".join(" ".join(cell.split()) for cell in cells)
+    return f"{image.name}: " + " | ".join(" ".join(cell.split()) for cell in cells)
 
 
 def summary_table(record: ReleaseRecord, images: list[ImageRecord]) -> Table:
     table = Table(title=f"release {record.release} -> {record.registry}")
-    several = any(image.build.host for image in images)  # a host column for several hosts
-    for column in ("image", *(["host"] if several else []), "build", "validation"):
+    for column in ("image", "build", "validation"):
         table.add_column(column)
     # The whole digest, folded rather than cut with an ellipsis: a cut one cannot be pulled.
     table.add_column("pushed digest", overflow="fold", min_width=DIGEST_WIDTH)
     table.add_column("size")
     for image in images:
-        where = [image.build.host or "-"] if several else []
-        table.add_row(image.name, *where, _build_cell(image), _validation_cell(image),
+        table.add_row(image.name, _build_cell(image), _validation_cell(image),
                       _push_cell(image), _size_cell(image))
     return table
 

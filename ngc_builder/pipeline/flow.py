@@ -7,10 +7,10 @@ locked) to the record of every selected image built, validated, pushed and promo
         the signing key, read before anything is written
         the rendered contexts written
         the T1 gate (with GPUs to validate on)
-        the services: build hosts (the site's, or the one engine), UI, cluster, signing
+        the services: the engine, UI, cluster, signing
         the record, reopened where an earlier run stopped
           the package cache filled and served; the lock's content checked against it
-          the OS images, then the other build hosts made ready
+          the OS images
           every selected image through its lifecycle (`lifecycle.process_image`)
 """
 
@@ -26,11 +26,10 @@ from ngc_builder.build.osbase import locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import PackageCache, default_root, open_cache
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.manifest.site import load_site, site_path, slurm_site
+from ngc_builder.manifest.site import site_path, slurm_site
 from ngc_builder.pipeline import tidy
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
-from ngc_builder.pipeline.hosts import BuildHosts
 from ngc_builder.pipeline.interrupt import Interrupted, stop_run
 from ngc_builder.pipeline.options import ReleaseOptions as ReleaseOptions
 from ngc_builder.pipeline.prepare import Prepared, require_closure
@@ -49,13 +48,6 @@ from ngc_builder.pipeline.run import (
     RunServices,
     RunState,
 )
-from ngc_builder.pipeline.site_hosts import (
-    OpenHost,
-    open_site_engine,
-    open_site_hosts,
-    ready_other_hosts,
-    sweep_stale,
-)
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.keys import SigningKey, signing_key
 from ngc_builder.records.evidence import check_evidence
@@ -63,7 +55,7 @@ from ngc_builder.records.lock import release_lock
 from ngc_builder.records.record import ReleaseRecord, record_path
 from ngc_builder.render.keys import release_keys
 from ngc_builder.render.platforms import platform_os_refs
-from ngc_builder.services.engine import Engine, connect, gpu_mode
+from ngc_builder.services.engine import Engine, connect, gpu_mode, remove_stale_containers
 from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate import baselines
 from ngc_builder.validate.preflight import host_preflight
@@ -76,8 +68,6 @@ class Host:
     connect: Callable[[], Engine] = connect
     gpu_mode: Callable[[], str] = gpu_mode
     preflight: Preflight = host_preflight
-    # One build host of the site file: its engine and GPU mode (asked of that host).
-    open_host: OpenHost = open_site_engine
     slurm: Callable[[], SlurmCluster] = SubprocessSlurm  # the site's cluster
 
 
@@ -95,7 +85,7 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
             return None
         ui = Ui(release_dir / "logs", show_logs=options.show_logs)
         try:
-            services = _services(options, prepared, host, ui, cluster, signing)
+            services = RunServices(host.connect(), ui, cluster=cluster, signing=signing)
             return _run(options, prepared, services, mode)
         finally:
             ui.close()
@@ -140,16 +130,6 @@ def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,
     return bool(defects)
 
 
-def _services(options: ReleaseOptions, prepared: Prepared, host: Host, ui: Ui,
-              cluster: ClusterValidation | None, signing: SigningKey | None) -> RunServices:
-    """The site's build hosts when it lists engines, else the one engine (DOCKER_HOST)."""
-    entries = load_site(options.site, prepared.loaded.root).engines
-    if not entries:
-        return RunServices(host.connect(), ui, cluster=cluster, signing=signing)
-    hosts = open_site_hosts(entries, host.open_host)
-    return RunServices(hosts[0].engine, ui, BuildHosts(hosts), cluster, signing)
-
-
 def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
          mode: str) -> ReleaseRecord:
     path = record_path(options.build_dir, prepared.plan.release)
@@ -166,8 +146,10 @@ def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
 def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServices, mode: str,
                 state: RunState) -> ReleaseRecord:
     """OS images first (their IDs are the base layers' parents), then every selected image."""
-    hosts = services.build_hosts.hosts
-    sweep_stale(hosts, services.ui)
+    swept = remove_stale_containers(services.engine)
+    if swept:
+        services.ui.step("release", f"removed {swept} container(s) left by an earlier run "
+                                    "that was killed")
     selected = prepared.plan.select(options.only)
     cache = open_cache(default_root())
     locked = {name: locked_bootstrap(entry, cache.deb_path)
@@ -187,8 +169,6 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
                                          selected, options.offline, services.ui, os_images)
         # Every package of the selected images is in the cache now: their metadata is at hand.
         require_closure(prepared.loaded, prepared.plan, prepared.lock, selected, cache)
-    ready_other_hosts(hosts, prepared.loaded, prepared.plan, selected, options.os_strategy,
-                      options.offline, services.ui, locked)
     os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
     policy = replace(options.policy, gpu_mode=mode,
                      aliases=tuple(prepared.loaded.release.aliases))

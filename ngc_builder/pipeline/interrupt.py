@@ -63,7 +63,7 @@ def stop_run(state: RunState, services: RunServices, reason: Interrupted) -> Non
             _mark(saved.images.get(name), step, reason.signal_name)
         saved.interrupted = f"{reason.signal_name} at {now()}"
         save_record(saved, state.record_file)
-    removed = sum(remove_own_containers(engine) for engine in services.engines())
+    removed = remove_own_containers(services.engine)
     for name, step in sorted(in_flight.items()):
         services.ui.problem(name, f"{step}: interrupted by {reason.signal_name}; a rerun starts "
                              "this step again", always=True)

@@ -17,7 +17,6 @@ from ngc_builder.clock import now
 from ngc_builder.errors import StepError, os_problem
 from ngc_builder.pipeline import judge, reuse, tidy
 from ngc_builder.pipeline.on_cluster import validate_on_cluster
-from ngc_builder.pipeline.parents import parent_image
 from ngc_builder.pipeline.platforms import build_platforms, push_platforms
 from ngc_builder.pipeline.run import ClusterValidation, Run
 from ngc_builder.pipeline.schedule import Ready
@@ -104,8 +103,8 @@ def _steps_on_cluster(run: Run, spec: ImageSpec, record: ImageRecord, ready: Rea
 
 def _parent_image(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
     try:
-        return parent_image(run, spec)
-    except StepError as exc:  # bringing the parent to this host (a pull, a build) failed
+        return reuse.parent_image(run, spec)
+    except StepError as exc:  # pulling back a parent this run skipped failed
         fail_pending(record, f"{exc.step}: {exc.message}")
         raise
 
@@ -123,7 +122,7 @@ def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if not run.policy.reuse_published or run.policy.no_cache:
         _build_new(run, spec, record)
     elif record.build.status == "ok" and record.build.key == key.key and record.build.image_id \
-            and reuse.exists(run.engine_for(spec.name), record.build.image_id):
+            and reuse.exists(run.engine, record.build.image_id):
         run.ui.step(spec.name,
                     f"unchanged (key {key.key[:12]}), reusing {record.build.image_id}")
         record.build.reused = True
@@ -131,9 +130,8 @@ def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
         _build_new(run, spec, record)
     if record.build.packages is None:
         listing = run.inputs.report_dir / f"{spec.name}.packages.json"
-        record.build.packages = str(packages.collect(run.engine_for(spec.name),
+        record.build.packages = str(packages.collect(run.engine,
                                                      record.build.image_id or "", listing))
-    record.build.host = run.host_label(spec.name)
     run.state.save()
 
 def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
@@ -143,8 +141,7 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     record.labels = labels
     # A new build starts every step afresh: nothing of an earlier image may leak into it.
     record.build = BuildRecord(status="pending", key=key.key, created=created,
-                               inputs=key.inputs(), log=str(run.ui.log_path(spec.name)),
-                               host=run.host_label(spec.name))
+                               inputs=key.inputs(), log=str(run.ui.log_path(spec.name)))
     record.validation = ValidationRecord()
     record.push = PushRecord()
     rendered = run.inputs.rendered[spec.name]
@@ -152,9 +149,9 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     try:
         if spec.name in run.inputs.lock_errors:
             raise StepError(spec.name, "lock", run.inputs.lock_errors[spec.name])
-        outcome = build_image(run.engine_for(spec.name), rendered,
+        outcome = build_image(run.engine, rendered,
                               run.inputs.context_dir / spec.name, labels, run.ui.sink(spec.name),
-                              nocache=run.policy.no_cache, network=run.network_for(spec.name))
+                              nocache=run.policy.no_cache, network=run.inputs.network)
     except StepError as exc:
         record.build.status, record.build.error = "failed", exc.message
         _block_after_build(record, "build failed")
@@ -170,22 +167,21 @@ def _record_build(record: ImageRecord, outcome: BuildOutcome) -> None:
 def validate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     image_id = record.build.image_id
     assert image_id is not None
-    mode = run.gpu_mode_for(spec.name)  # its host's
+    mode = run.policy.gpu_mode
     if judge.already_passed(run, spec, record, mode, slurm=False):
         return
     run.ui.step(spec.name, f"validating (GPU: {mode})")
     judge.judge(run, spec, record, mode, lambda: validate_image(
-        run.engine_for(spec.name), image_id, record.labels, mode, run.inputs.report_dir,
+        run.engine, image_id, record.labels, mode, run.inputs.report_dir,
         spec.name, baselines=judge.baselines_for(run, spec, mode)))
 
 def size_gate(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     if spec.entry is None or spec.entry.size_baseline is None:
         return
     parent = run.state.record.images.get(spec.parent or "")
-    host = run.host_for(spec.name).name  # the parent's copy on this host, if it got one
-    parent_id = (run.hosts.copy_on(host, parent.name) or parent.build.image_id) if parent else None
+    parent_id = parent.build.image_id if parent else None
     try:
-        verdict = sizegate.check(run.engine_for(spec.name), spec.name,
+        verdict = sizegate.check(run.engine, spec.name,
                                  record.build.image_id or "", record.build.size_bytes or 0,
                                  spec.entry.size_baseline, parent_id)
     except StepError as exc:
@@ -216,7 +212,7 @@ def push(run: Run, spec: ImageSpec, record: ImageRecord) -> str:
         _refuse_on_blocked_parent(run, spec, record)
     run.ui.step(spec.name, f"pushing candidate of {spec.remote_ref(run.registry)}")
     try:
-        outcome = push_candidate(run.engine_for(spec.name), spec, image_id, run.registry,
+        outcome = push_candidate(run.engine, spec, image_id, run.registry,
                                  run.ui.sink(spec.name))
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message

@@ -95,7 +95,7 @@ def _build(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
            entry: PlatformRecord) -> None:
     inputs = _inputs(run, spec, platform)
     key = run.inputs.keys[spec.name].key
-    engine = run.engine_for(spec.name)
+    engine = run.engine
     if entry.build.status == "ok" and entry.build.key == key and entry.build.image_id \
             and reuse.exists(engine, entry.build.image_id):
         run.ui.step(spec.name, f"{platform}: unchanged, reusing {entry.build.image_id}")
@@ -123,7 +123,7 @@ def _build(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
 def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, labels: dict[str, str],
                inputs: PlatformInputs) -> tuple[str, float, int]:
     rendered = inputs.renders[spec.name]
-    engine, sink = run.engine_for(spec.name), run.ui.sink(spec.name)
+    engine, sink = run.engine, run.ui.sink(spec.name)
     run.ui.step(spec.name, f"building {rendered.local_ref} ({rendered.platform})")
     stage = HostStage(engine, record.build.image_id or "", inputs.wheel_path,
                       VenvTree(inputs.pythons[spec.base], inputs.lock.os[spec.base].epoch))
@@ -132,7 +132,7 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, labels: dict[str,
         platform_context(rendered, run.inputs.context_dir,
                          inputs.lock.images.get(spec.name) or ImageLock(inputs={}), stage, sink)
         outcome = build_image(engine, rendered, folder, labels, sink,
-                              nocache=run.policy.no_cache, network=run.network_for(spec.name))
+                              nocache=run.policy.no_cache, network=run.inputs.network)
     finally:  # the layer's installed wheels, GBs for a CUDA stack: made again when needed
         for tar in context_tars(rendered):
             (folder / tar).unlink(missing_ok=True)
@@ -157,7 +157,7 @@ def _parent_for(run: Run, spec: ImageSpec, platform: str) -> None:
     step = f"build {platform}"
     if entry is None or entry.left_out is not None:
         raise StepError(spec.name, step, f"{spec.parent} has no {platform} image")
-    engine = run.engine_for(spec.name)
+    engine = run.engine
     if entry.build.image_id and reuse.exists(engine, entry.build.image_id):
         return
     if entry.digest is None:
@@ -175,7 +175,7 @@ def _validate(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
         return
     run.ui.step(spec.name, f"validating {platform} (the emulated tier under QEMU, GPU: none)")
     arch = DEB_ARCHES[platform]
-    outcome = validate_image(run.engine_for(spec.name), image_id,
+    outcome = validate_image(run.engine, image_id,
                              entry.labels, "none",
                              run.inputs.report_dir, f"{spec.name}.{arch}", platform=platform)
     report = outcome.report
@@ -196,7 +196,7 @@ def push_platforms(run: Run, spec: ImageSpec, record: ImageRecord, host_digest: 
     if not ours:  # the host's image alone (an optional platform left out this time)
         record.push.host_digest = None
         return host_digest
-    engine, sink = run.engine_for(spec.name), run.ui.sink(spec.name)
+    engine, sink = run.engine, run.ui.sink(spec.name)
     images = [PlatformImage(HOST_PLATFORM, host_digest)]
     record.push.host_digest = host_digest
     with step_errors(spec, "push", spec.remote_repository(run.registry)):

@@ -37,7 +37,7 @@ def attach_sbom(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> 
     lock = run.inputs.lock
     if lock is None:
         return
-    engine, image_id = run.engine_for(spec.name), record.build.image_id or ""
+    engine, image_id = run.engine, record.build.image_id or ""
     # (manifest, its lock, its local image, whether it is the host's image with its listing)
     targets = [(digest, lock, image_id, True)]
     if record.push.host_digest is not None:

@@ -88,9 +88,6 @@ def run_images(run: Run, images: list[ImageSpec]) -> None:
         image.expect_failure = spec.entry.expect_failure if spec.entry else None
         record.images[spec.name] = image
     run.state.scheduled([spec.name for spec in images])
-    # An image built on a host by an earlier run draws its children there (no transfer).
-    homes = {name: image.build.host for name, image in record.images.items() if image.build.host}
-    schedule(images, partial(process_image, run), run.policy.jobs,
-             slots=run.hosts.slots(run.policy.jobs), place=run.hosts.place, homes=homes)
+    schedule(images, partial(process_image, run), run.policy.jobs)
     record.finished = now()
     run.state.save()

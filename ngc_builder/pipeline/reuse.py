@@ -41,7 +41,7 @@ def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
         return None
     same = record.build.key == key.key
     gpu_checked = same and record.validation.gpu_mode == "required"
-    if run.gpu_mode_for(spec.name) == "required" and not gpu_checked:
+    if run.policy.gpu_mode == "required" and not gpu_checked:
         return None
     if not same:
         _adopt(run, spec, record, digest)
@@ -83,7 +83,7 @@ def _adopt(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     """The record of an image another run published: its labels and attested validation
     from the registry, its size from a local copy when this host has one."""
     key = run.inputs.keys[spec.name]
-    local = find_built(run.engine_for(spec.name), key.key)
+    local = find_built(run.engine, key.key)
     record.build = BuildRecord(
         status="ok", key=key.key, reused=True, source="registry", inputs=key.inputs(),
         image_id=None if local is None else str(local["Id"]),
@@ -92,7 +92,7 @@ def _adopt(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     if local is not None:  # same key, same locked packages: listed from the local copy
         with contextlib.suppress(StepError):
             record.build.packages = str(packages.collect(
-                run.engine_for(spec.name), str(local["Id"]),
+                run.engine, str(local["Id"]),
                 run.inputs.report_dir / f"{spec.name}.packages.json"))
     signing = run.services.signing
     record.validation = published_validation(
@@ -118,7 +118,7 @@ def adopt_local(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     """Take over an image built from the same key by another run (another build dir, the CI
     release): no build, the same image ID."""
     key = run.inputs.keys[spec.name]
-    found = find_built(run.engine_for(spec.name), key.key)
+    found = find_built(run.engine, key.key)
     if found is None:
         return False
     labels = dict(found.get("Labels") or {})
@@ -128,8 +128,7 @@ def adopt_local(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
                                created=labels.get("org.opencontainers.image.created"),
                                size_bytes=int(found.get("Size") or 0), reused=True,
                                source="local", inputs=key.inputs(),
-                               log=str(run.ui.log_path(spec.name)),
-                               host=run.host_label(spec.name))
+                               log=str(run.ui.log_path(spec.name)))
     record.validation = ValidationRecord()
     record.push = PushRecord()
     return True
@@ -145,7 +144,7 @@ def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     tag, digest = found
     run.ui.step(spec.name, f"the registry holds {tag[:20]}... at {digest}: pulling it "
                            "rather than building it")
-    engine = run.engine_for(spec.name)
+    engine = run.engine
     image_id = pull(run, engine, spec, held.get(HOST_PLATFORM, digest))
     inspection = engine.api.inspect_image(image_id)
     labels = dict(inspection["Config"].get("Labels") or {})
@@ -154,8 +153,7 @@ def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     record.build = BuildRecord(status="ok", key=key.key, image_id=image_id, reused=True,
                                created=labels.get("org.opencontainers.image.created"),
                                size_bytes=int(inspection.get("Size") or 0), source="registry",
-                               inputs=key.inputs(), log=str(run.ui.log_path(spec.name)),
-                               host=run.host_label(spec.name))
+                               inputs=key.inputs(), log=str(run.ui.log_path(spec.name)))
     record.validation = ValidationRecord()
     record.push = PushRecord(digest=digest, image_id=image_id, reused=True,
                              host_digest=held.get(HOST_PLATFORM))
@@ -167,7 +165,7 @@ def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
 def _pulled_platform(run: Run, spec: ImageSpec, platform: str, digest: str) -> PlatformRecord:
     """Another platform of an adopted candidate, pulled by its index entry: the image this run
     validates (pipeline/platforms.py finds it built) is the one the index promotes."""
-    engine, key = run.engine_for(spec.name), run.inputs.keys[spec.name].key
+    engine, key = run.engine, run.inputs.keys[spec.name].key
     local_ref = run.inputs.platforms[platform].renders[spec.name].local_ref
     image_id = pull(run, engine, spec, digest, local_ref, platform)
     labels = dict(engine.api.inspect_image(image_id)["Config"].get("Labels") or {})
@@ -189,10 +187,24 @@ def _pushed_by_key(run: Run, spec: ImageSpec) -> tuple[str, str] | None:
             return tag, digest
     return None
 
+def parent_image(run: Run, spec: ImageSpec) -> str | None:
+    """The local image `spec` is built FROM: its OS image, or its parent's once that passed
+    (pulled back when the run skipped it); None: the parent did not pass."""
+    if spec.parent is None:
+        return run.inputs.os_image_ids.get(spec.base)
+    parent = run.state.record.images.get(spec.parent)
+    # A failed push of the parent does not block children: they still build and validate,
+    # and their own push fails (loudly) while the registry is down.
+    if parent is None or parent.build.status != "ok" or parent.validation.status != "ok":
+        return None
+    with run.state.image_lock(spec.parent):  # two children must not pull it back twice
+        return ensure_local(run, run.engine, run.inputs.plan.get(spec.parent), parent)
+
+
 def ensure_local(run: Run, engine: Engine, spec: ImageSpec, record: ImageRecord) -> str | None:
-    """An image for this record's key on `engine` (the record's host): the recorded one, one
-    built earlier from the key, else the published one pulled by digest (and tagged as the ref
-    children are built FROM)."""
+    """An image for this record's key on `engine`: the recorded one, one built earlier from
+    the key, else the published one pulled by digest (and tagged as the ref children are built
+    FROM)."""
     image_id = record.build.image_id
     if image_id is not None and exists(engine, image_id):
         return image_id

@@ -16,7 +16,6 @@ from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.lock.models import PipPackage, PlatformLock, ReleaseLock
 from ngc_builder.manifest.site import SlurmSite
 from ngc_builder.pipeline.console import Ui
-from ngc_builder.pipeline.hosts import BuildHost, BuildHosts, one_host
 from ngc_builder.pipeline.options import RunPolicy as RunPolicy
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.publish.keys import SigningKey
@@ -73,26 +72,13 @@ class ClusterValidation:
 
 @dataclass(frozen=True)
 class RunServices:
-    """What the run talks to; the registry is the plan's. `engine` alone: one build host
-    (today's run); `hosts`: the site's build hosts, `engine` being the first one's."""
+    """What the run talks to: one engine (every image is built, validated and pushed on it);
+    the registry is the plan's."""
 
     engine: Engine
     ui: Ui
-    hosts: BuildHosts | None = None
     cluster: ClusterValidation | None = None  # validation on Slurm instead of the build host
     signing: SigningKey | None = None  # what every promoted image is signed with
-
-    def __post_init__(self) -> None:
-        if self.hosts is None:  # made once: the placements of the run are kept in it
-            object.__setattr__(self, "hosts", one_host(self.engine))
-
-    @property
-    def build_hosts(self) -> BuildHosts:
-        assert self.hosts is not None  # __post_init__
-        return self.hosts
-
-    def engines(self) -> list[Engine]:
-        return [host.engine for host in self.build_hosts.hosts]
 
 
 @dataclass
@@ -196,32 +182,9 @@ class Run:
         return self.inputs.plan.registry
 
     @property
-    def hosts(self) -> BuildHosts:
-        return self.services.build_hosts
-
-    def host_for(self, name: str) -> BuildHost:
-        """The build host image `name` is placed on (the scheduler placed it)."""
-        return self.hosts.host_for(name)
-
-    def engine_for(self, name: str) -> Engine:
-        """The engine of the host image `name` is built, validated and pushed on."""
-        return self.host_for(name).engine
-
-    def gpu_mode_for(self, name: str) -> str:
-        """How image `name` is validated: its host's GPU mode."""
-        return self.host_for(name).gpu_mode or self.policy.gpu_mode
-
-    def network_for(self, name: str) -> BuildNetwork | None:
-        return self.host_for(name).network or self.inputs.network
-
-    def os_image_on(self, host: BuildHost, base: str) -> str | None:
-        """The local OS image a base layer is built FROM on `host`."""
-        ids = host.os_image_ids if host.os_image_ids is not None else self.inputs.os_image_ids
-        return ids.get(base)
-
-    def host_label(self, name: str) -> str | None:
-        """The host to record for image `name`: named only when the run has several."""
-        return self.host_for(name).name if self.hosts.several else None
+    def engine(self) -> Engine:
+        """Where every image of the run is built, validated and pushed."""
+        return self.services.engine
 
     @property
     def ui(self) -> Ui:

@@ -19,7 +19,7 @@ def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) ->
     sign(run, spec, record, digest)
     run.state.doing(spec.name, "promote")
     try:
-        done = promote(run.engine_for(spec.name), run.registry, spec, digest,
+        done = promote(run.engine, run.registry, spec, digest,
                        run.inputs.keys[spec.name].tag,
                        list(run.policy.aliases), run.policy.force, _pushable(record))
     except StepError as exc:
@@ -38,7 +38,7 @@ def stage_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> N
     attach_sbom(run, spec, record, digest)
     staged = run.inputs.keys[spec.name].staged_tag
     try:
-        stage(run.engine_for(spec.name), run.registry, spec, digest, staged, _pushable(record))
+        stage(run.engine, run.registry, spec, digest, staged, _pushable(record))
     except StepError as exc:
         record.push.status, record.push.error = "failed", exc.message
         raise

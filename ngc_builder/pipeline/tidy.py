@@ -36,7 +36,7 @@ def drop_published(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     """`spec`'s local images, every platform, once published; kept when it is a parent."""
     if record.push.status != "ok" or not record.push.digest or is_parent(run, spec.name):
         return
-    engine = run.engine_for(spec.name)
+    engine = run.engine
     ours = _own_tags(run, spec)
     try:
         # What its own layers held: its parent's stay (a parent is kept).

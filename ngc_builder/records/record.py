@@ -37,7 +37,6 @@ class BuildRecord(BaseModel):
     # The key's components (keys.ImageKey), so `plan` can say which input changed.
     inputs: dict[str, Any] | None = None
     packages: str | None = None  # the package manifest file written at build time
-    host: str | None = None  # the build host it was built on (named when a site lists several)
 
 
 class ValidationRecord(BaseModel):

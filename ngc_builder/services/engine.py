@@ -13,7 +13,6 @@ import secrets
 import socket
 import threading
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import IO, Any, Protocol
 
 import docker
@@ -22,10 +21,7 @@ import requests
 
 from ngc_builder.errors import EngineError, EngineSetupError
 from ngc_builder.services.engine_connect import (
-    client_options,
-    connect_client,
     env_tls_problem,
-    tls_problem,
     url_problem,
 )
 from ngc_builder.services.environment import gpu_mode as gpu_mode
@@ -119,15 +115,14 @@ class Engine(Protocol):
 
 
 class DockerEngine:
-    """One engine through docker-py: the one at `url` (unix://, tcp://, ssh://), else the one at
+    """One engine through docker-py: the one at `url` (a test's second engine), else the one at
     DOCKER_HOST (or the local socket). Each thread gets a client of its own: docker-py clients
     are not thread-safe, and workers run in parallel."""
 
-    def __init__(self, timeout: int = 900, url: str | None = None, tls: Path | None = None,
+    def __init__(self, timeout: int = 900, url: str | None = None,
                  name: str | None = None) -> None:
         self.timeout = timeout
         self.url = url
-        self.tls = tls
         self.where = url or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
         self.name = name or self.where
         self._local = threading.local()
@@ -145,17 +140,13 @@ class DockerEngine:
         """`docker info` of this engine (its runtimes, its devices)."""
         return dict(self._client().info())
 
-    def client_options(self) -> dict[str, Any]:
-        """docker-py's DockerClient arguments for `url` (tls: the folder's cert files)."""
-        assert self.url is not None
-        return client_options(self.url, self.tls, self.timeout)
-
     def _client(self) -> Any:  # docker-py has no type hints: Any stops here
         if not hasattr(self._local, "client"):
             if (problem := url_problem(self.where)) is not None:  # else a bare ValueError
                 raise EngineSetupError(self._named(), problem)
             self._local.client = (docker.from_env(timeout=self.timeout) if self.url is None
-                                  else connect_client(self.url, self.tls, self.timeout))
+                                  else docker.DockerClient(base_url=self.url,
+                                                           timeout=self.timeout))
         return self._local.client
 
     def _named(self) -> str:
@@ -166,7 +157,7 @@ class DockerEngine:
 
     def ping(self) -> None:
         """EngineError unless the engine answers; a TLS folder that is not there is named."""
-        tls = env_tls_problem() if self.url is None else self.tls and tls_problem(self.tls)
+        tls = env_tls_problem() if self.url is None else None
         if tls:
             raise EngineSetupError(self._named(), tls)
         try:

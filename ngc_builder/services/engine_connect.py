@@ -1,74 +1,17 @@
-"""A docker-py client for one engine URL: unix://, tcp:// (with a site's TLS folder) or ssh://.
-
-With TLS the client trusts the site's CA only. requests lets REQUESTS_CA_BUNDLE (a proxy's
-trust on many build machines) override a session's CA at every request, so the API version is
-asked here with the site's files and the client reads no environment.
-"""
+"""What docker-py would fail on without naming it: an engine URL it cannot parse (a bare
+ValueError), DOCKER_HOST's TLS folder without its files (the engine then looks as if it did not
+answer)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
-import docker
-import docker.tls
-import requests
-import urllib3
-
 TLS_FILES = ("ca.pem", "cert.pem", "key.pem")  # DOCKER_CERT_PATH's layout
-VERSION_LIMIT = 64 * 1024  # an engine's /version answer: a few hundred bytes
 _PORT = re.compile(r":([0-9]+)$")
-
-
-def client_options(url: str, tls: Path | None, timeout: int) -> dict[str, Any]:
-    """docker-py's DockerClient arguments for `url` (tls: the folder's cert files)."""
-    options: dict[str, Any] = {"base_url": url, "timeout": timeout}
-    if tls is not None:
-        options["tls"] = docker.tls.TLSConfig(
-            client_cert=(str(tls / "cert.pem"), str(tls / "key.pem")),
-            ca_cert=str(tls / "ca.pem"), verify=True)
-    if url.startswith("ssh://"):
-        options["use_ssh_client"] = True  # the ssh binary and its config; no paramiko
-    return options
-
-
-def connect_client(url: str, tls: Path | None, timeout: int) -> Any:
-    """docker-py has no type hints: Any stops here."""
-    if tls is None:
-        return docker.DockerClient(**client_options(url, tls, timeout))
-    client = docker.DockerClient(**client_options(url, tls, timeout),
-                                 version=tls_api_version(url, tls, timeout))
-    client.api.trust_env = False
-    return client
-
-
-def tls_api_version(url: str, tls: Path, timeout: int) -> str:
-    """The engine's API version, asked over TLS with the site's files only."""
-    with requests.Session() as session:
-        session.trust_env = False
-        answer = session.get(url.replace("tcp://", "https://", 1) + "/version",
-                             cert=(str(tls / "cert.pem"), str(tls / "key.pem")),
-                             verify=str(tls / "ca.pem"), timeout=min(timeout, 60),
-                             stream=True)
-        with answer:
-            answer.raise_for_status()
-            # A few hundred bytes from an engine; whatever answers there is read no further.
-            try:
-                body = answer.raw.read(VERSION_LIMIT + 1, decode_content=True)
-            except urllib3.exceptions.HTTPError as exc:  # cut mid-way: a lost connection
-                raise requests.ConnectionError(f"{url}/version: {exc}") from None
-    try:  # said as requests says a bad answer: the callers name the engine that gave it
-        if len(body) > VERSION_LIMIT:
-            raise ValueError(f"more than {VERSION_LIMIT} bytes")
-        return str(json.loads(body)["ApiVersion"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise requests.exceptions.InvalidJSONError(
-            f"{url}/version: not an engine's answer ({exc.__class__.__name__})") from None
 
 
 def url_problem(url: str) -> str | None:

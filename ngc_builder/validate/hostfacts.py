@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,13 +18,29 @@ import docker.errors
 import requests
 
 from ngc_builder.errors import EngineError
-from ngc_builder.services.hosts import EngineInfo, gpus_in_info
 
 SHM = Path("/dev/shm")
 # What makes `docker run --gpus` work besides a runtime `docker info` lists: the toolkit's
 # prestart hook (Docker looks it up on PATH), its runtime binary, its CLI (which writes CDI specs).
 TOOLKIT_BINARIES = ("nvidia-container-runtime-hook", "nvidia-container-runtime", "nvidia-ctk")
 NO_PYNVML = "nvidia-ml-py is not installed (pip install 'ngc-builder[gpu]')"
+GPU_DEVICE_PREFIX = "nvidia.com/gpu"  # CDI's name for NVIDIA GPUs (`docker info` 28+)
+
+
+class EngineInfo(Protocol):
+    """An engine that answers `docker info`."""
+
+    def info(self) -> dict[str, Any]: ...
+
+
+def gpus_in_info(info: Mapping[str, Any]) -> bool:
+    """Whether `docker info` shows a way to hand GPUs to containers: the NVIDIA runtime
+    registered (`Runtimes`, or as the default), or GPUs among the CDI devices it discovered."""
+    runtimes = info.get("Runtimes") or {}
+    if "nvidia" in runtimes or info.get("DefaultRuntime") == "nvidia":
+        return True
+    devices = info.get("DiscoveredDevices") or []
+    return any(str(device.get("ID", "")).startswith(GPU_DEVICE_PREFIX) for device in devices)
 
 
 class Nvml(Protocol):

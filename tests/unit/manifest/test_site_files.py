@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.errors import InputError
-from ngc_builder.manifest.site import load_site
+from ngc_builder.manifest.site import Site, load_site
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 
@@ -61,7 +61,7 @@ def test_a_committed_site_file_that_is_no_regular_file_is_refused_not_passed_ove
     os.mkfifo(tmp_path / "site.yaml")
     assert load_refusal(None, tmp_path) == f"{tmp_path / 'site.yaml'}:1: (file): {FIFO}"
     (tmp_path / "site.yaml").unlink()
-    assert load_site(None, tmp_path).engines == []  # none there: the defaults
+    assert load_site(None, tmp_path) == Site()  # none there: the defaults
 
 
 def release(manifest: Path, build: Path, *extra: str) -> tuple[int, list[str]]:
@@ -106,12 +106,17 @@ def test_check_refuses_a_manifest_that_is_a_fifo_at_once(tmp_path: Path) -> None
     assert done.stderr.splitlines() == [f"releases/26.11.yaml:1: (file): {FIFO}"]
 
 
-def test_an_engine_port_out_of_range_is_the_site_files_line(tmp_path: Path) -> None:
-    """Not `internal error: ValueError: Port out of range` when the engine is opened."""
+def test_a_site_that_still_lists_build_hosts_is_told_what_replaced_them(tmp_path: Path) -> None:
+    """The multi-host scheduler of `engines:` is gone: one line, not a silent single-host run
+    nor pydantic's 'extra inputs'."""
     site = tmp_path / "site.yaml"
-    site.write_text("engines:\n  - name: b1\n    url: tcp://127.0.0.1:99999\n")
-    assert load_refusal(site, tmp_path) == (f"{site}:3: engines[0].url: 'tcp://127.0.0.1:99999'"
-                                            ": port 99999 is out of range (1-65535)")
+    site.write_text("engines:\n  - name: b1\n    url: tcp://builder-1.example:2376\n"
+                    "  - name: b2\n    url: tcp://builder-2.example:2376\n")
+    refusal = load_refusal(site, tmp_path)
+    assert refusal.startswith(f"{site}:1: engines: the build hosts of `engines:` are gone")
+    assert "Slurm" in refusal and "\n" not in refusal
+    site.write_text("engines: []\nci:\n  gitlab_tags: [docker]\n")  # nothing listed: fine
+    assert load_site(site, tmp_path).ci.gitlab_tags == ["docker"]
 
 
 def test_a_ci_variable_named_like_a_setting_of_ours_is_refused(tmp_path: Path) -> None:
@@ -131,9 +136,9 @@ def test_release_refuses_a_site_the_models_refuse_before_anything_is_written(
     """A regular site file with a bad value: before, `release` asked the index (the stack
     check) and wrote every build context before it loaded the site."""
     site = tmp_path / "bad-site.yaml"
-    site.write_text("engines:\n  - name: b1\n    url: tcp://127.0.0.1:99999\n")
+    site.write_text("slurm:\n  partition: gpu\n  time_limit: forever\n")
     build = tmp_path / "build"
     code, err = release(write_release(GOOD_RELEASE), build, "--site", str(site))
-    assert (code, err) == (2, [f"{site}:3: engines[0].url: 'tcp://127.0.0.1:99999': port 99999 "
-                               "is out of range (1-65535)"])
+    assert (code, err) == (2, [f"{site}:3: slurm.time_limit: not a valid Slurm time limit "
+                               "([D-]HH:MM:SS): 'forever'"])
     assert not build.exists()

@@ -13,7 +13,6 @@ from ngc_builder.commands.guard import EXIT_FAILED, guarded
 from ngc_builder.errors import EngineError, EngineSetupError
 from ngc_builder.services.engine import DockerEngine, connect
 from ngc_builder.services.engine_connect import env_tls_problem, url_problem
-from ngc_builder.services.hosts import open_engine
 
 pytestmark = pytest.mark.unit
 
@@ -31,21 +30,11 @@ def test_an_engine_url_docker_py_cannot_take_is_named(url: str, problem: str | N
     assert url_problem(url) == problem
 
 
-def test_a_site_engine_port_out_of_range_is_one_line_not_an_internal_error() -> None:
+def test_an_engine_port_out_of_range_is_one_line_not_an_internal_error() -> None:
     with pytest.raises(EngineSetupError) as raised:
-        open_engine("builder-2", "tcp://127.0.0.1:99999", None, timeout=5)
+        DockerEngine(5, url="tcp://127.0.0.1:99999", name="builder-2").ping()
     assert str(raised.value) == ("the Docker engine at builder-2 (tcp://127.0.0.1:99999): "
                                  "port 99999 is out of range (1-65535)")
-
-
-def test_a_missing_tls_folder_or_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(EngineSetupError, match=f"its TLS folder {tmp_path / 'gone'} does not "
-                                               "exist$"):
-        open_engine("builder-2", "tcp://127.0.0.1:2376", tmp_path / "gone", timeout=5)
-    (tmp_path / "ca.pem").write_text("x")
-    with pytest.raises(EngineSetupError, match=f"its TLS folder {tmp_path} lacks cert.pem, "
-                                               "key.pem$"):
-        open_engine("builder-2", "tcp://127.0.0.1:2376", tmp_path, timeout=5)
 
 
 def test_docker_cert_path_missing_is_named_with_its_variable(

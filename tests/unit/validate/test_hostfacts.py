@@ -18,6 +18,7 @@ from ngc_builder.validate.hostfacts import (
     driver_facts,
     engine_facts,
     gather,
+    gpus_in_info,
     shm_size,
     toolkit_binary,
 )
@@ -132,3 +133,14 @@ def test_gather_reads_every_source_handed_in() -> None:
     facts = gather(probes)
     assert facts.driver.version == "580.95.05" and facts.engine.gpu_runtime
     assert facts.toolkit == "/usr/bin/ncr" and facts.shm_bytes == 1 << 30
+
+
+@pytest.mark.parametrize(("info", "expected"), [
+    ({"Runtimes": {"runc": {"path": "runc"}}, "DefaultRuntime": "runc"}, False),
+    ({"Runtimes": {"runc": {}, "nvidia": {"path": "nvidia-container-runtime"}}}, True),
+    ({"Runtimes": {"runc": {}}, "DefaultRuntime": "nvidia"}, True),
+    ({"DiscoveredDevices": [{"Source": "cdi", "ID": "nvidia.com/gpu=0"}]}, True),
+    ({"DiscoveredDevices": [{"Source": "cdi", "ID": "vendor.example/fpga=0"}]}, False),
+])
+def test_gpus_are_read_from_the_engines_info(info: dict[str, Any], expected: bool) -> None:
+    assert gpus_in_info(info) is expected
