@@ -109,11 +109,12 @@ def serve_cache(manifest: Path) -> str:
 
 
 def _prefixed(line: str, layer: str) -> str:
-    """A COPY line with each source under `layer`'s folder (the last word is the target)."""
-    if not line.startswith("COPY "):
+    """A COPY or ADD line with each source under `layer`'s folder (the last word is the
+    target)."""
+    if not line.startswith(("COPY ", "ADD ")):
         return line
-    *sources, target = line.split()[1:]
-    return " ".join(["COPY", *(f"{layer}/{source}" for source in sources), target])
+    instruction, *sources, target = line.split()
+    return " ".join([instruction, *(f"{layer}/{source}" for source in sources), target])
 
 
 def naive(render: Path, work: Path, registry_addr: str, cache: str) -> dict[str, float]:

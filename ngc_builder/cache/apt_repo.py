@@ -150,7 +150,11 @@ def install_command(repo: str, packages: list[AptPackage], requested: list[str])
         *verify_downloaded(packages),
         'DEBIAN_FRONTEND=noninteractive apt-get $o install -y --no-install-recommends "$@"',
         verify_installed(packages),
-        'rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb',
+        # The lists, not apt's `lock` and `partial/` the OS image holds: removing those would
+        # leave whiteouts in the layer, dated the time of the build (render/repro.py).
+        'rm -rf "$d" /var/cache/apt/*.bin /var/cache/apt/archives/*.deb',
+        "find /var/lib/apt/lists -mindepth 1 -maxdepth 1 ! -name lock ! -name partial "
+        "-exec rm -rf {} +",
     ]
     return "; \\\n    ".join(steps)
 

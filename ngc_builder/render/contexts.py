@@ -34,6 +34,7 @@ from ngc_builder.render.installs import (
     venv_tars,
     wheel_install,
 )
+from ngc_builder.render.repro import reproducible, source_epoch
 from ngc_builder.render.templates import TEMPLATE_ERRORS, environment, template_problem
 from ngc_builder.validate.hostrun import probe_modules
 
@@ -114,8 +115,10 @@ def render_release(
     for spec in plan.images:
         parent_ref = plan.os_ref(spec) if spec.parent is None else done[spec.parent].local_ref
         locked = lock.for_image(spec.name) or ImageLock(inputs={})
+        epoch = source_epoch(lock.os, spec.base)
         try:
-            done[spec.name] = render_image(env, loaded, spec, parent_ref, locked, split=split)
+            done[spec.name] = render_image(env, loaded, spec, parent_ref, locked, epoch,
+                                           split=split)
         except TEMPLATE_ERRORS as exc:
             raise InputError([template_problem(exc, loaded.root, spec.name)]) from None
     return list(done.values())
@@ -123,11 +126,12 @@ def render_release(
 
 def render_image(
     env: jinja2.Environment, loaded: LoadedRelease, spec: ImageSpec, parent_ref: str,
-    locked: ImageLock, platform: str = HOST_PLATFORM, emulated: bool = False,
+    locked: ImageLock, epoch: int, platform: str = HOST_PLATFORM, emulated: bool = False,
     split: bool = True,
 ) -> RenderedImage:
-    """`emulated`: another platform's image installed as the host's is, everything run
-    emulated (pip, venv): the benchmark's baseline, never a release's."""
+    """`epoch`: SOURCE_DATE_EPOCH of its layers (render/repro.py); `emulated`: another
+    platform's image installed as the host's is, everything run emulated (pip, venv): the
+    benchmark's baseline, never a release's."""
     context = {"release": loaded.release.release, "parent_ref": parent_ref,
                "base": loaded.bases[spec.base], "platform": platform, "emulated": emulated,
                "split": split, "pinned": pinned_wheels(spec, loaded, locked)}
@@ -141,7 +145,9 @@ def render_image(
         rendered = _render_framework(env, spec, context, loaded, locked)
     tars = {} if spec.kind == "base" or platform == HOST_PLATFORM or emulated else \
         venv_tars(locked.pip, context)
-    return replace(rendered, platform=platform, venv_tars=tars)
+    dockerfile, files = reproducible(rendered.dockerfile, rendered.files, spec.kind, epoch)
+    return replace(rendered, dockerfile=dockerfile, files=files, platform=platform,
+                   venv_tars=tars)
 
 
 def _render_base(

@@ -11,6 +11,7 @@ from ngc_builder.lock.models import ImageLock, ReleaseLock
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.plan.dag import ReleasePlan, os_ref
 from ngc_builder.render.contexts import RenderedImage, render_image
+from ngc_builder.render.repro import source_epoch
 from ngc_builder.render.templates import TEMPLATE_ERRORS, environment, template_problem
 
 
@@ -28,7 +29,8 @@ def render_platform(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
     """The images of `plan` that ship `platform`, parents first (`emulated`: installed as
     on the host platform, all of it emulated; bench/arm64_vs_amd64.py compares)."""
     env = environment(loaded.root)
-    locked = lock.of_platform(platform).images
+    closure = lock.of_platform(platform)
+    locked = closure.images
     os_refs = platform_os_refs(loaded, plan, lock, platform)
     done: dict[str, RenderedImage] = {}
     for spec in plan.images:
@@ -39,6 +41,7 @@ def render_platform(loaded: LoadedRelease, plan: ReleasePlan, lock: ReleaseLock,
         try:
             done[spec.name] = render_image(env, loaded, spec, parent_ref,
                                            locked.get(spec.name) or ImageLock(inputs={}),
+                                           source_epoch(closure.os, spec.base),
                                            platform, emulated, split)
         except TEMPLATE_ERRORS as exc:
             raise InputError([template_problem(exc, loaded.root, spec.name)]) from None

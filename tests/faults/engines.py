@@ -43,6 +43,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -215,6 +216,18 @@ def second_engine(folder: Path, data_root_size: str | None = None, listen: tuple
         raise
     finally:
         teardown(engine)
+
+
+@contextlib.contextmanager
+def engine_in_short_folder() -> Iterator[SecondEngine]:
+    """A second engine, empty, its sockets in a short temporary folder (a unix socket path
+    stays under 104 bytes; pytest's tmp_path is too deep)."""
+    folder = Path(tempfile.mkdtemp(prefix="ngch-"))
+    try:
+        with second_engine(folder / "engine") as started:
+            yield started
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def copy_image(ref: str, engine: SecondEngine, timeout: float = 600) -> None:

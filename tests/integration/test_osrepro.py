@@ -28,7 +28,9 @@ from ngc_builder.manifest.models import BaseImage
 from ngc_builder.manifest.source import load_yaml
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.integration
+# On demand (docs/testing.md): CI builds the CI lock's OS on a second, empty engine and gets
+# the main engine's OS layer byte for byte (test_reproducible.py).
+pytestmark = [pytest.mark.integration, pytest.mark.extended]
 
 OS_REF = "ngc-local/os-debian-trixie:13"
 SUITE = "trixie"

@@ -5,8 +5,6 @@ second dockerd with its own data root, as another runner has — sharing the rea
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import docker
 import pytest
 
 from ngc_builder.services.registry import parse_registry
-from tests.faults.engines import SecondEngine, copy_image, second_engine, unavailable
+from tests.faults.engines import SecondEngine, copy_image, engine_in_short_folder, unavailable
 from tests.faults.project import slow_project
 from tests.faults.running import Release, namespace
 
@@ -25,17 +23,12 @@ TAG = "26.11-py3"
 
 @pytest.fixture
 def engine(trixie_os: str) -> Iterator[SecondEngine]:
-    """A second engine with the OS base copied in (it has no bootstrap of its own); its
-    sockets in a short folder (a unix socket path stays under 104 bytes)."""
+    """A second engine with the OS base copied in (it has no bootstrap of its own)."""
     if (reason := unavailable()) is not None:
         pytest.skip(reason)
-    folder = Path(tempfile.mkdtemp(prefix="ngch-"))
-    try:
-        with second_engine(folder / "engine") as started:
-            copy_image(trixie_os, started)
-            yield started
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with engine_in_short_folder() as started:
+        copy_image(trixie_os, started)
+        yield started
 
 
 def test_a_staged_release_is_pulled_gated_and_promoted_by_a_run_on_another_engine(

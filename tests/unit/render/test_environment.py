@@ -13,6 +13,7 @@ from ngc_builder.runner.imageenv import check_environment, expected_environment
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.render.test_contexts import render
+from tests.unit.render.test_repro import added_files
 
 pytestmark = pytest.mark.unit
 
@@ -40,8 +41,11 @@ def test_layers_export_the_versions_their_labels_carry(write_release: WriteRelea
     for line in ('PYTORCH_VERSION="2.15.0"', 'NVIDIA_PRODUCT_NAME="PyTorch"',
                  'NVIDIA_PYTORCH_VERSION="26.11"', 'NGC_RELEASE="26.11"'):
         assert line in torch
-    assert "COPY workspace/README.md /workspace/README.md" in torch
     readme = images["pytorch"].files["workspace/README.md"].decode()
+    # ADDed as a tar that keeps /workspace writable by any UID (render/repro.py)
+    added = added_files(images["pytorch"])
+    assert added["workspace/README.md"] == (0o644, readme.encode())
+    assert added["workspace"] == (0o1777, b"")
     assert readme.startswith("# PyTorch 2.15.0 (ngc-builder release 26.11)\n")
     for runtime in ("## Docker", "## Slurm with pyxis/enroot", "## Apptainer", "## Charliecloud",
                     "PYTORCH_VERSION=2.15.0", "ch-run --set-env", "--container-entrypoint"):
@@ -56,7 +60,7 @@ def test_a_cuda_layer_installs_the_multi_node_userspace_from_the_lock(
     for package in ("libibverbs1", "ibverbs-providers", "rdmacm-utils", "ucx-utils",
                     "openmpi-bin"):
         assert f"{package}=1.0" in cuda  # the fake lock's version, through the cache repo
-    assert cuda.index("openmpi-bin") < cuda.index("COPY stack/")
+    assert cuda.index("openmpi-bin") < cuda.index("ADD copy-")
 
 
 def test_a_hostile_title_in_a_framework_file_never_reaches_the_dockerfile(

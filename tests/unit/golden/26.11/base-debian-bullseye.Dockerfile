@@ -3,6 +3,9 @@
 # runner; everything above inherits these. Debian packages are the lock's, from the build's
 # package cache; the image keeps its distro's own trust store and apt sources.
 FROM ngc-local/os-debian-bullseye:11-80fe025b1212
+ARG SOURCE_DATE_EPOCH=1795392000
+ADD ngc-build-shell.tar /
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
 ENV DEBIAN_FRONTEND=noninteractive \
     LANG=C.UTF-8 \
@@ -70,7 +73,8 @@ RUN set -e; \
         python3.9-venv=3.9.2-1 \
         readline-common=8.1-1; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
-    rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
+    rm -rf "$d" /var/cache/apt/*.bin /var/cache/apt/archives/*.deb; \
+    find /var/lib/apt/lists -mindepth 1 -maxdepth 1 ! -name lock ! -name partial -exec rm -rf {} +
 
 RUN python3 -m venv /opt/venv
 ENV VIRTUAL_ENV=/opt/venv \
@@ -83,8 +87,10 @@ ENV VIRTUAL_ENV=/opt/venv \
 # puts it on the path and, at every interpreter start, gives an unwritable HOME (an arbitrary
 # UID's "/", a read-only root's /root) a private one under /tmp (ngc_runner/home.py says why).
 # Compiled here, so a read-only root filesystem never needs a __pycache__ written.
-COPY ngc_runner /opt/ngc/lib/ngc_runner
-COPY expect/ /opt/ngc/expect/
+# COPY ngc_runner /opt/ngc/lib/ngc_runner: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-081.tar /
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-082.tar /
 RUN cp /opt/ngc/lib/ngc_runner/home.py /opt/ngc/lib/ngc_home.py \
  && python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > /tmp/site \
  && printf '/opt/ngc/lib\nimport ngc_home\n' > "$(cat /tmp/site)/ngc-runner.pth" \
@@ -98,3 +104,6 @@ RUN cp /opt/ngc/lib/ngc_runner/home.py /opt/ngc/lib/ngc_home.py \
 WORKDIR /workspace
 ENTRYPOINT ["python", "-I", "-m", "ngc_runner.entry"]
 CMD ["/bin/bash"]
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]

@@ -2,6 +2,8 @@
 # frameworks/caffe/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: Caffe 1.0.0 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:layer-<digest>
+ARG SOURCE_DATE_EPOCH=1795392000
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
 RUN set -e; \
     d="$(mktemp -d)"; \
@@ -348,19 +350,27 @@ RUN set -e; \
         ttf-bitstream-vera=1.10-8.1 \
         ucf=3.0043; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
-    rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
+    rm -rf "$d" /var/cache/apt/*.bin /var/cache/apt/archives/*.deb; \
+    find /var/lib/apt/lists -mindepth 1 -maxdepth 1 ! -name lock ! -name partial -exec rm -rf {} +
 
-COPY requirements.txt requirements.lock /opt/ngc/frameworks/caffe/
+# COPY requirements.txt requirements.lock /opt/ngc/frameworks/caffe/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-349.tar /
 RUN python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > /tmp/site \
  && echo /usr/lib/python3/dist-packages > "$(cat /tmp/site)/debian-dist-packages.pth" \
  && rm /tmp/site \
  && python -c "import caffe; print('caffe', caffe.__version__, caffe.__file__)"
 
-COPY probe/ /opt/ngc/probes/caffe/
-COPY expect/ /opt/ngc/expect/
-COPY workspace/README.md /workspace/README.md
+# COPY probe/ /opt/ngc/probes/caffe/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-355.tar /
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-356.tar /
+# COPY workspace/README.md /workspace/README.md: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-357.tar /
 # What job scripts read: the framework's version, the product and the release.
 ENV NVIDIA_PRODUCT_NAME="Caffe" \
     CAFFE_VERSION="1.0.0" \
     NVIDIA_CAFFE_VERSION="26.11" \
     NGC_RELEASE="26.11"
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]

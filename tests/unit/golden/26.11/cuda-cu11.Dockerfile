@@ -2,6 +2,8 @@
 # Layer 2: CUDA stack cu11 (CUDA 11.7) from NVIDIA's PyPI wheels, installed
 # once here and shared by every framework image built on it.
 FROM ngc-local/base-debian-bookworm:layer-<digest>
+ARG SOURCE_DATE_EPOCH=1795392000
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
 # The multi-node userspace (rdma-core, UCX, Open MPI): the lock's .debs, as every layer's.
 RUN set -e; \
@@ -103,7 +105,8 @@ RUN set -e; \
         rdmacm-utils=44.0-2 \
         ucx-utils=1.13.1-1; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
-    rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
+    rm -rf "$d" /var/cache/apt/*.bin /var/cache/apt/archives/*.deb; \
+    find /var/lib/apt/lists -mindepth 1 -maxdepth 1 ! -name lock ! -name partial -exec rm -rf {} +
 
 RUN printf '%s\n' \
     'nvidia-cublas-cu11==11.10.3.66 --hash=sha256:d32e4d75f94ddfb93ea0a5dda08389bcc65d8916a25cb9f37ac89edaeed3bded' \
@@ -146,7 +149,8 @@ RUN printf '%s\n' \
     'nvidia-nvtx-cu11==11.7.91 --hash=sha256:b22c64eee426a62fc00952b507d6d29cf62b4c9df7a480fcc417e540e05fd5ac' \
   | pip install --no-cache-dir --no-deps --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /dev/stdin
 
-COPY stack/ /opt/ngc/stack/
+# COPY stack/ /opt/ngc/stack/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-145.tar /
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/stack/requirements.lock \
  && python -m ngc_runner.lockcheck /opt/ngc/stack/requirements.lock \
  && find /opt/venv -path '*/nvidia/*' -name 'lib*.so*' -printf '%h\n' | sort -u \
@@ -168,4 +172,8 @@ ENV CUDA_VERSION="11.7" \
     CUDNN_VERSION="8.5.0.96" \
     NCCL_VERSION="2.14.3"
 
-COPY expect/ /opt/ngc/expect/
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-167.tar /
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]

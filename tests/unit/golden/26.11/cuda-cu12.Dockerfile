@@ -2,6 +2,8 @@
 # Layer 2: CUDA stack cu12 (CUDA 12.9) from NVIDIA's PyPI wheels, installed
 # once here and shared by every framework image built on it.
 FROM ngc-local/base:layer-<digest>
+ARG SOURCE_DATE_EPOCH=1795392000
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
 # The multi-node userspace (rdma-core, UCX, Open MPI): the lock's .debs, as every layer's.
 RUN set -e; \
@@ -137,7 +139,8 @@ RUN set -e; \
         rdmacm-utils=56.1-1 \
         ucx-utils=1.18.1+ds-2+b1; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
-    rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
+    rm -rf "$d" /var/cache/apt/*.bin /var/cache/apt/archives/*.deb; \
+    find /var/lib/apt/lists -mindepth 1 -maxdepth 1 ! -name lock ! -name partial -exec rm -rf {} +
 
 RUN printf '%s\n' \
     'nvidia-cublas-cu12==12.9.3.13 --hash=sha256:d7d51055f161b317c7105ddaae90e71eda059026074ffef93cf7cde2886bfe72' \
@@ -178,7 +181,8 @@ RUN printf '%s\n' \
     'nvidia-nccl-cu12==2.32.3 --hash=sha256:bb94b2348e4861d5e8aa00b36c3d12d9bdf9c6369b82cbb723de0b582280a21c' \
   | pip install --no-cache-dir --no-deps --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /dev/stdin
 
-COPY stack/ /opt/ngc/stack/
+# COPY stack/ /opt/ngc/stack/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-177.tar /
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/stack/requirements.lock \
  && python -m ngc_runner.lockcheck /opt/ngc/stack/requirements.lock \
  && find /opt/venv -path '*/nvidia/*' -name 'lib*.so*' -printf '%h\n' | sort -u \
@@ -200,4 +204,8 @@ ENV CUDA_VERSION="12.9" \
     CUDNN_VERSION="9.28.0.42" \
     NCCL_VERSION="2.32.3"
 
-COPY expect/ /opt/ngc/expect/
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-199.tar /
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]

@@ -2,6 +2,8 @@
 # Layer 2: CUDA stack cu13 (CUDA 13.2) from NVIDIA's PyPI wheels, installed
 # once here and shared by every framework image built on it.
 FROM ngc-local/base:layer-<digest>
+ARG SOURCE_DATE_EPOCH=1795392000
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
 # The multi-node userspace (rdma-core, UCX, Open MPI): the lock's .debs, as every layer's.
 RUN set -e; \
@@ -137,7 +139,8 @@ RUN set -e; \
         rdmacm-utils=56.1-1 \
         ucx-utils=1.18.1+ds-2+b1; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
-    rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
+    rm -rf "$d" /var/cache/apt/*.bin /var/cache/apt/archives/*.deb; \
+    find /var/lib/apt/lists -mindepth 1 -maxdepth 1 ! -name lock ! -name partial -exec rm -rf {} +
 
 RUN printf '%s\n' \
     'cuda-toolkit==13.2.2 --hash=sha256:d12edc1aad1356236a2ee10c0d794b1aff5d3e79bfeca54867c3bb8e5afd87b0' \
@@ -191,7 +194,8 @@ RUN printf '%s\n' \
     'nvidia-nvshmem-cu13==3.7.2 --hash=sha256:b9a4f843c62b5dded8ad33fd6d220e007dcd39f06cee549292f5ba14ce4c235c' \
   | pip install --no-cache-dir --no-deps --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /dev/stdin
 
-COPY stack/ /opt/ngc/stack/
+# COPY stack/ /opt/ngc/stack/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-190.tar /
 RUN pip install --no-cache-dir --require-hashes --index-url http://ngc-cache:3149/simple/ --trusted-host ngc-cache -r /opt/ngc/stack/requirements.lock \
  && python -m ngc_runner.lockcheck /opt/ngc/stack/requirements.lock \
  && find /opt/venv -path '*/nvidia/*' -name 'lib*.so*' -printf '%h\n' | sort -u \
@@ -213,4 +217,8 @@ ENV CUDA_VERSION="13.2" \
     CUDNN_VERSION="9.26.0.51" \
     NCCL_VERSION="2.30.7"
 
-COPY expect/ /opt/ngc/expect/
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-212.tar /
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]

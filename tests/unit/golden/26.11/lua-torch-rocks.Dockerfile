@@ -2,6 +2,8 @@
 # frameworks/lua-torch/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: Torch (Lua) 7.0 on debian-trixie, with no CUDA stack.
 FROM ngc-local/base:layer-<digest>
+ARG SOURCE_DATE_EPOCH=1795392000
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
 RUN set -e; \
     d="$(mktemp -d)"; \
@@ -207,16 +209,24 @@ RUN set -e; \
         xz-utils=5.8.1-1+deb13u1 \
         zip=3.0-15+deb13u1; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
-    rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
+    rm -rf "$d" /var/cache/apt/*.bin /var/cache/apt/archives/*.deb; \
+    find /var/lib/apt/lists -mindepth 1 -maxdepth 1 ! -name lock ! -name partial -exec rm -rf {} +
 
-COPY requirements.txt requirements.lock /opt/ngc/frameworks/lua-torch-rocks/
+# COPY requirements.txt requirements.lock /opt/ngc/frameworks/lua-torch-rocks/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-208.tar /
 RUN luarocks install torch
 
-COPY probe/ /opt/ngc/probes/lua-torch/
-COPY expect/ /opt/ngc/expect/
-COPY workspace/README.md /workspace/README.md
+# COPY probe/ /opt/ngc/probes/lua-torch/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-211.tar /
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-212.tar /
+# COPY workspace/README.md /workspace/README.md: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-213.tar /
 # What job scripts read: the framework's version, the product and the release.
 ENV NVIDIA_PRODUCT_NAME="Torch (Lua)" \
     LUA_TORCH_VERSION="7.0" \
     NVIDIA_LUA_TORCH_VERSION="26.11" \
     NGC_RELEASE="26.11"
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]

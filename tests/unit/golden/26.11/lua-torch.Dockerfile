@@ -2,14 +2,23 @@
 # frameworks/lua-torch/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: Torch (Lua) 7.0 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:layer-<digest>
+ARG SOURCE_DATE_EPOCH=1795392000
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
-COPY requirements.txt requirements.lock /opt/ngc/frameworks/lua-torch/
+# COPY requirements.txt requirements.lock /opt/ngc/frameworks/lua-torch/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-001.tar /
 
-COPY probe/ /opt/ngc/probes/lua-torch/
-COPY expect/ /opt/ngc/expect/
-COPY workspace/README.md /workspace/README.md
+# COPY probe/ /opt/ngc/probes/lua-torch/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-003.tar /
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-004.tar /
+# COPY workspace/README.md /workspace/README.md: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-005.tar /
 # What job scripts read: the framework's version, the product and the release.
 ENV NVIDIA_PRODUCT_NAME="Torch (Lua)" \
     LUA_TORCH_VERSION="7.0" \
     NVIDIA_LUA_TORCH_VERSION="26.11" \
     NGC_RELEASE="26.11"
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]

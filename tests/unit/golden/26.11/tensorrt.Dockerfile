@@ -2,15 +2,24 @@
 # frameworks/tensorrt/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 3: TensorRT 11.4.0.106 on CUDA stack cu13.
 FROM ngc-local/cuda-cu13:layer-<digest>
+ARG SOURCE_DATE_EPOCH=1795392000
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
-COPY requirements.txt requirements.lock /opt/ngc/frameworks/tensorrt/
+# COPY requirements.txt requirements.lock /opt/ngc/frameworks/tensorrt/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-001.tar /
 RUN python -m ngc_runner.lockcheck /opt/ngc/frameworks/tensorrt/requirements.lock
 
-COPY probe/ /opt/ngc/probes/tensorrt/
-COPY expect/ /opt/ngc/expect/
-COPY workspace/README.md /workspace/README.md
+# COPY probe/ /opt/ngc/probes/tensorrt/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-004.tar /
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-005.tar /
+# COPY workspace/README.md /workspace/README.md: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-006.tar /
 # What job scripts read: the framework's version, the product and the release.
 ENV NVIDIA_PRODUCT_NAME="TensorRT" \
     TENSORRT_VERSION="11.4.0.106" \
     NVIDIA_TENSORRT_VERSION="26.11" \
     NGC_RELEASE="26.11"
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]

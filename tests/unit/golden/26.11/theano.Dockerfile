@@ -2,6 +2,8 @@
 # frameworks/theano/layer.Dockerfile.j2 (release 26.11): do not edit.
 # Layer 2: Theano 1.0.5 on debian-bullseye, with no CUDA stack.
 FROM ngc-local/base-debian-bullseye:layer-<digest>
+ARG SOURCE_DATE_EPOCH=1795392000
+SHELL ["/opt/ngc/bin/ngc-build-shell", "-c"]
 
 RUN set -e; \
     d="$(mktemp -d)"; \
@@ -171,20 +173,28 @@ RUN set -e; \
         'xz-utils=5.2.5-2.1~deb11u1' \
         zlib1g-dev=1:1.2.11.dfsg-2+deb11u2; do \
         n=${p%%=*}; v=${p#*=}; f="$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$n" 2>/dev/null || true)"; [ "$f" = "installed $v" ] || { echo "ngc-builder: $n: locked $v, found ${f:-not installed}" >&2; exit 1; }; done; \
-    rm -rf "$d" /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb
+    rm -rf "$d" /var/cache/apt/*.bin /var/cache/apt/archives/*.deb; \
+    find /var/lib/apt/lists -mindepth 1 -maxdepth 1 ! -name lock ! -name partial -exec rm -rf {} +
 
-COPY requirements.txt requirements.lock /opt/ngc/frameworks/theano/
+# COPY requirements.txt requirements.lock /opt/ngc/frameworks/theano/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-172.tar /
 RUN python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > /tmp/site \
  && echo /usr/lib/python3/dist-packages > "$(cat /tmp/site)/debian-dist-packages.pth" \
  && rm /tmp/site \
  && python -c "import theano; print('theano', theano.__version__, theano.__file__, theano.config.cxx)" \
  && rm -rf /root/.theano
 
-COPY probe/ /opt/ngc/probes/theano/
-COPY expect/ /opt/ngc/expect/
-COPY workspace/README.md /workspace/README.md
+# COPY probe/ /opt/ngc/probes/theano/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-179.tar /
+# COPY expect/ /opt/ngc/expect/: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-180.tar /
+# COPY workspace/README.md /workspace/README.md: as a tar, dated SOURCE_DATE_EPOCH
+ADD copy-181.tar /
 # What job scripts read: the framework's version, the product and the release.
 ENV NVIDIA_PRODUCT_NAME="Theano" \
     THEANO_VERSION="1.0.5" \
     NVIDIA_THEANO_VERSION="26.11" \
     NGC_RELEASE="26.11"
+
+# Builds on this image get Docker's default shell.
+SHELL ["/bin/sh", "-c"]
