@@ -8,9 +8,11 @@ error, never silently used.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import requests
@@ -21,6 +23,10 @@ from ngc_builder.errors import StepError
 from ngc_builder.files import INPUT_LIMIT, read_tail, read_text
 
 START_SECONDS = 10.0
+# What the server may keep of the environment of the run that starts it: it outlives that run
+# (a CI job, whose environment holds registry tokens and the signing key's password) and
+# needs none of it to serve files.
+KEPT_VARIABLES = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "TZ")
 
 
 def cache_token(cache: PackageCache) -> str:
@@ -78,7 +84,12 @@ def _start(cache: PackageCache, address: str, port: int) -> None:
         subprocess.Popen([sys.executable, "-m", "ngc_builder.cache.serve", str(cache.root),
                           address, str(port), str(requests_log(cache, address, port))],
                          stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                         start_new_session=True)
+                         start_new_session=True, env=server_environment(os.environ),
+                         cwd=cache.root)  # not the job's checkout, which goes with the job
+
+
+def server_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    return {name: environ[name] for name in KEPT_VARIABLES if name in environ}
 
 
 def _log_tail(cache: PackageCache, address: str, port: int) -> str:

@@ -50,8 +50,12 @@ RELEASE_SOURCES = ['$CI_PIPELINE_SOURCE == "schedule" && $NGC_BUMP != "1"',
 # a shell runner.
 PRIVATE_DOCKER_CONFIG = "$CI_PROJECT_DIR/.docker-config"
 # GitLab writes a File variable readable by others, and the builder refuses a signing key
-# anyone else could read (docs/signing.md): the job makes it its own first.
-PRIVATE_KEY_FILE = '[ ! -f "$NGC_SIGNING_KEY" ] || chmod 600 "$NGC_SIGNING_KEY"'
+# anyone else could read (docs/signing.md): the job makes it its own first. Without the
+# variable the builder would sign with a key it makes on the runner, which no user has (and
+# another for each job on fresh runners): the job stops instead, naming what is missing.
+PRIVATE_KEY_FILE = ('if [ -n "$NGC_SIGNING_KEY" ] && [ -f "$NGC_SIGNING_KEY" ]; then '
+                    'chmod 600 "$NGC_SIGNING_KEY"; else echo "ngc-builder: no NGC_SIGNING_KEY '
+                    'File variable: the release\'s cosign key (docs/ci.md)" >&2; exit 1; fi')
 KEEP_FOR = "30 days"
 
 

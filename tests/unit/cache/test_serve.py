@@ -186,3 +186,39 @@ def test_escapes_and_carriage_returns_in_a_request_reach_the_log_escaped(
     assert not {"\x1b", "\x07", "\r"} & set(text)
     assert "GET /files/\\x1b]2;pwned\\x07\\x1b[2J HTTP/1.0" in text
     assert "\\rforged: 200" in text
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_server_outliving_its_run_keeps_none_of_its_secrets(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI job's environment holds the registry token and the signing key's password; the
+    server it starts outlives the job (the next run finds it): before, it kept them all."""
+    secret = "s3cr3t-" + "token"
+    for name in ("NGC_REGISTRY_TOKEN", "NGC_SIGNING_PASSWORD", "CI_JOB_TOKEN"):
+        monkeypatch.setenv(name, secret)
+    cache = PackageCache(tmp_path / "cache")
+    open_cache(cache.root)
+    url = ensure_serving(cache, "127.0.0.1", _free_port())
+    pids = [p for p in Path("/proc").iterdir() if p.name.isdigit()
+            and str(cache.root).encode() in _read(p / "cmdline")]
+    try:
+        assert len(pids) == 1 and requests.get(url + MARKER, timeout=5).status_code == 200
+        environ = _read(pids[0] / "environ")
+        assert environ and secret.encode() not in environ
+        assert b"PATH=" in environ  # what it needs is kept
+        assert (pids[0] / "cwd").resolve() == cache.root.resolve()
+    finally:
+        for pid in pids:
+            subprocess.run(["kill", pid.name], check=False)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # a process that ended, or another user's
+        return b""

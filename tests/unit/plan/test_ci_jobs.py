@@ -342,7 +342,8 @@ def test_the_extended_suite_gates_every_scheduled_release() -> None:
 def test_gitlab_jobs_make_the_signing_key_file_their_own_before_the_builder_reads_it(
         tmp_path: Path) -> None:
     """GitLab writes a File variable readable by others; the builder refuses such a key. The
-    line, run by a real shell, leaves the file 0600 (and does nothing without one)."""
+    line, run by a real shell, leaves the file 0600; without one the job stops (before, the
+    builder signed with a key it made on the runner, which no user can verify with)."""
     for name, job in gitlab_jobs(the_release()).items():
         if name not in (*GITLAB_GATES, "ngc:bump"):
             script = job["script"]
@@ -353,7 +354,11 @@ def test_gitlab_jobs_make_the_signing_key_file_their_own_before_the_builder_read
     key.chmod(0o666)
     chmod = next(text for text in gitlab_jobs(the_release())["ngc:base"]["script"]
                  if "chmod" in text)
-    for value in (str(key), str(tmp_path / "absent"), ""):
-        done = subprocess.run(["sh", "-c", chmod], env={"NGC_SIGNING_KEY": value}, check=False)
-        assert done.returncode == 0
-    assert key.stat().st_mode & 0o777 == 0o600
+    done = subprocess.run(["sh", "-c", chmod], env={"NGC_SIGNING_KEY": str(key)}, check=False)
+    assert done.returncode == 0 and key.stat().st_mode & 0o777 == 0o600
+    for env in ({"NGC_SIGNING_KEY": str(tmp_path / "absent")}, {"NGC_SIGNING_KEY": ""}, {}):
+        done = subprocess.run(["sh", "-c", chmod], env=env, check=False, capture_output=True,
+                              text=True)
+        assert done.returncode == 1
+        assert done.stderr == "ngc-builder: no NGC_SIGNING_KEY File variable: the release's " \
+                              "cosign key (docs/ci.md)\n"
