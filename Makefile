@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.12.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine slurm test test-extended unit integration clean-test-leftovers test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
+.PHONY: all setup engine slurm gitlab-ci-local test test-extended unit integration clean-test-leftovers test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
 	report help deps-update deps-check
 
 all: test
@@ -46,17 +46,20 @@ slurm: ## a Slurm cluster (a one-node one on this machine installed and started 
 
 # The unit suite runs on every core (pytest-xdist); the integration suite in one process, as
 # its tests share the engine, the registry and the package cache.
-test: setup engine slurm ## unit + integration tests (real engine, real registry), not the extended ones
+gitlab-ci-local: ## gitlab-ci-local of ci/gitlab-ci-local/package-lock.json (Node.js, npm, rsync installed if needed): runs the generated GitLab pipeline in the tests
+	bash ci/setup-gitlab-ci-local.sh
+
+test: setup engine slurm gitlab-ci-local ## unit + integration tests (real engine, real registry), not the extended ones
 	$(BIN)/python -m pytest -m "unit and not extended" -n auto $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "integration and not extended" $(PYTEST_ARGS)
 
-test-extended: setup engine slurm ## the extended integration tests (docs/testing.md): on demand and before a release
+test-extended: setup engine slurm gitlab-ci-local ## the extended integration tests (docs/testing.md): on demand and before a release
 	$(BIN)/python -m pytest -m extended --session-timeout=7200 $(PYTEST_ARGS)
 
 unit: setup ## fast tests, no engine (on every core)
 	$(BIN)/python -m pytest -m unit -n auto $(PYTEST_ARGS)
 
-integration: setup engine slurm ## tests against the real engine and registry
+integration: setup engine slurm gitlab-ci-local ## tests against the real engine and registry
 	$(BIN)/python -m pytest -m "integration and not extended" $(PYTEST_ARGS)
 
 clean-test-leftovers: setup engine ## throwaway tags and images, and the registries, of test sessions that were killed

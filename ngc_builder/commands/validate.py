@@ -17,6 +17,7 @@ from ngc_builder.files import INPUT_LIMIT, read_text
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model, load_release
 from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.manifest.paths import probe_modules
 from ngc_builder.manifest.site import slurm_site
 from ngc_builder.pipeline.interrupt import stop_signals_raise
 from ngc_builder.plan.dag import LABEL_PREFIX, plan_release
@@ -35,7 +36,6 @@ from ngc_builder.validate.chrun import (
 )
 from ngc_builder.validate.evidence import write_reports
 from ngc_builder.validate.host import HostBaselines, baseline_document
-from ngc_builder.validate.hostrun import probe_modules
 from ngc_builder.validate.image import validate_image
 from ngc_builder.validate.junit import write_junit
 from ngc_builder.validate.node import framework_folder, run_framework

@@ -19,3 +19,9 @@ def default_root(manifest: Path) -> Path:
 def lock_path(manifest: Path) -> Path:
     """`releases/26.11.yaml` -> `releases/26.11.lock.json`: next to it, reviewed with it."""
     return manifest.with_name(f"{manifest.stem}.lock.json")
+
+
+def probe_modules(folder: Path) -> list[Path]:
+    """A framework folder's probe.py and the probe_*.py modules it may be split into."""
+    probe = folder / "probe.py"
+    return [probe, *sorted(probe.parent.glob("probe_*.py"))]

@@ -1,7 +1,8 @@
 """An image's other platforms (`linux/arm64`) inside its release run. Once the build host's
 own image passed validation and the size gate, each other platform is built on this host
-(build/platform.py: wheels installed here, only maintainer scripts and bytecode emulated),
-validated under emulation, and after the push the candidate tag becomes one index over them.
+(build/platform.py: wheels installed and their bytecode compiled here, only maintainer scripts
+emulated), validated under emulation, and after the push the candidate tag becomes one index
+over them.
 
 A required platform that fails keeps the whole image out of the release: nothing of it is
 pushed, and the images built on it are blocked. A platform the manifest lists in

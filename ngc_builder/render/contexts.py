@@ -15,6 +15,7 @@ from ngc_builder.files import INPUT_LIMIT, read_regular
 from ngc_builder.lock.models import ImageLock, ReleaseLock
 from ngc_builder.manifest.drivers import minimum_driver, require_cuda
 from ngc_builder.manifest.load import LoadedRelease
+from ngc_builder.manifest.paths import probe_modules
 from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM
 from ngc_builder.manifest.stacks import image_requirements
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
@@ -36,7 +37,6 @@ from ngc_builder.render.installs import (
 )
 from ngc_builder.render.repro import reproducible, source_epoch
 from ngc_builder.render.templates import TEMPLATE_ERRORS, environment, template_problem
-from ngc_builder.validate.hostrun import probe_modules
 
 RUNNER_PACKAGE = Path(__file__).resolve().parent.parent / "runner"
 RUNNER_NAME = "ngc_runner"

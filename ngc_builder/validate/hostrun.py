@@ -20,6 +20,7 @@ from typing import Any
 
 from ngc_builder import runner
 from ngc_builder.files import INPUT_LIMIT, read_text
+from ngc_builder.manifest.paths import probe_modules
 from ngc_builder.runner.expect import DEFAULT_GPU_TARGETS
 from ngc_builder.runner.report import RunReport
 from ngc_builder.validate.evidence import parse_report
@@ -95,12 +96,6 @@ def _normalized(name: str) -> str:
 def _scalar(text: str) -> str | None:
     value = text.split(" #", 1)[0].strip().strip("\"'")
     return None if value in ("", "null", "~") else value
-
-
-def probe_modules(folder: Path) -> list[Path]:
-    """probe.py and the probe_*.py modules it may be split into."""
-    probe = folder / "probe.py"
-    return [probe, *sorted(probe.parent.glob("probe_*.py"))]
 
 
 def host_expect(facts: FrameworkFacts, version: str) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""The layout the architecture promises: no import cycle between modules (imports under
-TYPE_CHECKING and inside functions counted), no module over 300 lines, one module per CLI
-command, and no `Any` on the engine or registry boundary of a stage."""
+"""The layout the architecture promises: each stage imports only the stages before it, in the
+order docs/architecture.md states; no import cycle between modules (imports under TYPE_CHECKING
+and inside functions counted), no module over 300 lines, one module per CLI command, and no
+`Any` on the engine or registry boundary of a stage."""
 
 from __future__ import annotations
 
@@ -118,3 +119,55 @@ def test_the_stage_packages_form_a_chain_without_cycles() -> None:
             packages.setdefault(target, set())
     assert "services" in packages["plan"]
     assert find_cycle(packages) == []
+
+
+# Top-level modules outside the stages: the CLI's own parts, and leaves any stage may use.
+CLI_PARTS = ("cli_options", "cli_run", "__main__")
+LEAVES = ("errors", "files", "clock", "redact")
+
+
+def documented_order() -> list[str]:
+    """The stage order docs/architecture.md states: `(services < manifest < ... < cli)`."""
+    text = " ".join((PACKAGE.parent / "docs" / "architecture.md").read_text().split())
+    found = re.search(r"\((services(?: < [a-z_]+)+)\)", text)
+    assert found is not None, "docs/architecture.md states no stage order"
+    return found.group(1).split(" < ")
+
+
+def _stage(module: str) -> str:
+    return module.split(".")[1] if module.count(".") >= 1 else module
+
+
+def late_imports(graph: dict[str, set[str]], order: list[str]) -> list[str]:
+    """Imports of a later stage (or of a stage by a leaf, or of anything outside the image's
+    runner by the runner, which ships alone into every image)."""
+    rank = {name: index for index, name in enumerate(order)}
+    rank |= {part: rank["cli"] for part in CLI_PARTS} | {leaf: -1 for leaf in LEAVES}
+    found = []
+    for module, targets in sorted(graph.items()):
+        mine = _stage(module)
+        for target in sorted(t for t in targets if t.startswith("ngc_builder.")):
+            theirs = _stage(target)
+            wrong = theirs != "runner" if mine == "runner" else \
+                theirs != mine and rank.get(theirs, -1) > rank.get(mine, len(rank))
+            if wrong:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def test_each_stage_imports_only_the_stages_before_it() -> None:
+    order = documented_order()
+    assert {_stage(module) for module in import_graph()} - {"ngc_builder"} <= \
+        {*order, *CLI_PARTS, *LEAVES, "runner"}  # every package has its place
+    assert late_imports(import_graph(), order) == []
+
+
+def test_a_stage_importing_a_later_one_is_found() -> None:
+    graph = {"ngc_builder.render.contexts": {"ngc_builder.validate.hostrun"},
+             "ngc_builder.runner.core": {"ngc_builder.errors"},
+             "ngc_builder.errors": {"ngc_builder.services.engine"},
+             "ngc_builder.build.image": {"ngc_builder.render.contexts"}}
+    assert late_imports(graph, documented_order()) == [
+        "ngc_builder.errors -> ngc_builder.services.engine",
+        "ngc_builder.render.contexts -> ngc_builder.validate.hostrun",
+        "ngc_builder.runner.core -> ngc_builder.errors"]

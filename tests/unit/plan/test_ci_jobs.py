@@ -354,8 +354,8 @@ def test_gitlab_jobs_make_the_signing_key_file_their_own_before_the_builder_read
     key.chmod(0o666)
     chmod = next(text for text in gitlab_jobs(the_release())["ngc:base"]["script"]
                  if "chmod" in text)
-    done = subprocess.run(["sh", "-c", chmod], env={"NGC_SIGNING_KEY": str(key)}, check=False)
-    assert done.returncode == 0 and key.stat().st_mode & 0o777 == 0o600
+    made = subprocess.run(["sh", "-c", chmod], env={"NGC_SIGNING_KEY": str(key)}, check=False)
+    assert made.returncode == 0 and key.stat().st_mode & 0o777 == 0o600
     for env in ({"NGC_SIGNING_KEY": str(tmp_path / "absent")}, {"NGC_SIGNING_KEY": ""}, {}):
         done = subprocess.run(["sh", "-c", chmod], env=env, check=False, capture_output=True,
                               text=True)

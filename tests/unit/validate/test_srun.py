@@ -14,9 +14,9 @@ import pytest
 
 from ngc_builder.commands.validate import ValidateImageOptions, validate_slurm_command
 from ngc_builder.errors import InputError, StepError
+from ngc_builder.manifest.paths import probe_modules
 from ngc_builder.runner.mpilaunch import RESULT_MARK
 from ngc_builder.services.slurm import JobState
-from ngc_builder.validate.hostrun import probe_modules
 from ngc_builder.validate.slurm import validate_on_slurm
 from ngc_builder.validate.srun import (
     SrunLaunch,
