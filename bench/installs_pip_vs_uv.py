@@ -28,9 +28,9 @@ sys.path.insert(0, str(REPO))
 
 from ngc_builder.cache.address import BUILD_HOST_NAME, build_url, cache_port  # noqa: E402
 from ngc_builder.cache.fetch import fetch_wheels  # noqa: E402
-from ngc_builder.cache.index import write_simple_index  # noqa: E402
 from ngc_builder.cache.network import build_network  # noqa: E402
 from ngc_builder.cache.server import ensure_serving  # noqa: E402
+from ngc_builder.cache.simple_index import write_simple_index  # noqa: E402
 from ngc_builder.cache.store import PackageCache, default_root  # noqa: E402
 from ngc_builder.lock.models import ReleaseLock, load_lock, lock_path  # noqa: E402
 from ngc_builder.lock.pip import resolve_pip  # noqa: E402

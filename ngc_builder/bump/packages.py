@@ -17,7 +17,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ngc_builder.bump.index import VersionIndex
+from ngc_builder.bump.available import VersionIndex
 from ngc_builder.bump.track import Row
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.stacks import applies, is_cuda_library, python_ok

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice, product
 
-from ngc_builder.bump.index import VersionIndex
+from ngc_builder.bump.available import VersionIndex
 from ngc_builder.bump.packages import PackageChange, bump_packages
 from ngc_builder.bump.repin import Ask, Conflict, StackPlan, repin
 from ngc_builder.bump.track import Candidate, Row, TrackChoice, choose, on_track

@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ngc_builder.bump.index import VersionIndex
+from ngc_builder.bump.available import VersionIndex
 from ngc_builder.manifest.models import CudaStack
 from ngc_builder.manifest.wheels import Target
 

@@ -16,7 +16,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ngc_builder.bump.index import VersionIndex
+from ngc_builder.bump.available import VersionIndex
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.models import CudaStack, ImageEntry

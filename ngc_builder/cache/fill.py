@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ngc_builder.cache.apt_repo import DebError
 from ngc_builder.cache.fetch import Fetched, fetch_debs, fetch_wheels
-from ngc_builder.cache.index import write_apt_repo, write_simple_index
+from ngc_builder.cache.simple_index import write_apt_repo, write_simple_index
 from ngc_builder.cache.store import PackageCache
 from ngc_builder.errors import StepError
 from ngc_builder.lock.inputs import target_of

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.bump.available import MemoIndex, VersionIndex, pip_versions
 from ngc_builder.bump.describe import describe, to_json
 from ngc_builder.bump.edit import write_edited
-from ngc_builder.bump.index import MemoIndex, VersionIndex, pip_versions
 from ngc_builder.bump.plan import BumpResult, plan_bump
 from ngc_builder.bump.relock import seed_lock
 from ngc_builder.bump.report import proposal

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from ngc_builder.errors import EngineError, EngineSetupError, InputError, Problem, message_line
 from ngc_builder.files import INPUT_LIMIT, read_text
-from ngc_builder.publish.keys import load_public
+from ngc_builder.publish.cosign_keys import load_public
 from ngc_builder.publish.signing import signature_problem
 from ngc_builder.services.engine import DockerEngine
 from ngc_builder.services.registry import RegistryAuthError, RegistryError, parse_registry

@@ -12,7 +12,7 @@ from ngc_builder.manifest.models import RELEASE_RE
 from ngc_builder.pipeline.decisions import Decision, decide
 from ngc_builder.pipeline.prepare import prepare, registry_option
 from ngc_builder.records.record import ReleaseRecord, load_record, record_path
-from ngc_builder.render.keys import release_keys
+from ngc_builder.render.content_keys import content_keys
 from ngc_builder.services.engine import Engine, connect_if_running
 from ngc_builder.services.registry import Registry
 
@@ -33,7 +33,7 @@ def plan_command(options: PlanOptions, engine: Engine | None = None,
     prepared = prepare(options.manifest, options.root, stack_check=False,
                        registry=registry or registry_option(options.registry))
     plan = prepared.plan
-    keys = release_keys(prepared.loaded, plan, prepared.rendered_by_name(), prepared.lock,
+    keys = content_keys(prepared.loaded, plan, prepared.rendered_by_name(), prepared.lock,
                         prepared.platform_renders())
     stored = load_record(record_path(options.build_dir, plan.release)) or \
         earlier_record(options.build_dir, plan.release)

@@ -12,7 +12,7 @@ from ngc_builder.commands.guard import EXIT_OK
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import write_atomic
 from ngc_builder.manifest.load import LoadedRelease, load_release
-from ngc_builder.publish.keys import public_pem, verifying_key
+from ngc_builder.publish.cosign_keys import public_pem, verifying_key
 from ngc_builder.records import archive
 from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.matrix import support_matrix

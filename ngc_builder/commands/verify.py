@@ -12,7 +12,7 @@ from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline.prepare import registry_option
 from ngc_builder.plan.dag import plan_release
-from ngc_builder.publish.keys import verifying_key
+from ngc_builder.publish.cosign_keys import verifying_key
 from ngc_builder.publish.verify import load_published, verify_tags
 from ngc_builder.services.registry import Registry
 

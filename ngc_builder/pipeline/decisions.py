@@ -9,7 +9,7 @@ from typing import Any
 
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 from ngc_builder.records.record import ReleaseRecord
-from ngc_builder.render.keys import ImageKey, changes
+from ngc_builder.render.content_keys import ImageKey, changes
 from ngc_builder.services.engine import Engine, find_built
 from ngc_builder.services.registry import RegistryError
 

@@ -30,16 +30,16 @@ from ngc_builder.manifest.site import site_path, slurm_site
 from ngc_builder.pipeline import tidy
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
-from ngc_builder.pipeline.interrupt import Interrupted, stop_run
-from ngc_builder.pipeline.options import ReleaseOptions as ReleaseOptions
-from ngc_builder.pipeline.prepare import Prepared, require_closure
-from ngc_builder.pipeline.release import (
+from ngc_builder.pipeline.images import (
     Preflight,
     host_defects,
     obtain_os_images,
     open_record,
     run_images,
 )
+from ngc_builder.pipeline.interrupt import Interrupted, stop_run
+from ngc_builder.pipeline.options import ReleaseOptions as ReleaseOptions
+from ngc_builder.pipeline.prepare import Prepared, require_closure
 from ngc_builder.pipeline.run import (
     ClusterValidation,
     PlatformInputs,
@@ -49,11 +49,11 @@ from ngc_builder.pipeline.run import (
     RunState,
 )
 from ngc_builder.plan.dag import ImageSpec
-from ngc_builder.publish.keys import SigningKey, signing_key
+from ngc_builder.publish.cosign_keys import SigningKey, signing_key
+from ngc_builder.records.claim import claim_release_dir
 from ngc_builder.records.evidence import check_evidence
-from ngc_builder.records.lock import release_lock
 from ngc_builder.records.record import ReleaseRecord, record_path
-from ngc_builder.render.keys import release_keys
+from ngc_builder.render.content_keys import content_keys
 from ngc_builder.render.platforms import platform_os_refs
 from ngc_builder.services.engine import Engine, connect, gpu_mode, remove_stale_containers
 from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
@@ -76,7 +76,7 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
     """The record of the run; None when the host stopped it before anything was built."""
     cluster = _cluster(options, prepared, host)
     release_dir = options.build_dir / prepared.plan.release
-    with release_lock(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
+    with claim_release_dir(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
         signing = _signing() if options.policy.push else None  # bad: stop before writing
         for image in prepared.rendered:
             image.write(release_dir / "context", owned=True)
@@ -207,7 +207,7 @@ def run_inputs(prepared: Prepared, build_dir: Path, os_image_ids: dict[str, str]
     rendered = prepared.rendered_by_name()
     release_dir = build_dir / plan.release
     return RunInputs(
-        plan=plan, rendered=rendered, keys=release_keys(loaded, plan, rendered, prepared.lock,
+        plan=plan, rendered=rendered, keys=content_keys(loaded, plan, rendered, prepared.lock,
                                                  prepared.platform_renders()),
         context_dir=release_dir / "context", report_dir=release_dir / "reports",
         os_image_ids=os_image_ids, revision=prepared.revision,

@@ -49,7 +49,7 @@ from ngc_builder.files import (
 )
 from ngc_builder.pipeline.fingerprint import fingerprint as fingerprint
 from ngc_builder.pipeline.options import ReleaseOptions
-from ngc_builder.records.lock import release_lock
+from ngc_builder.records.claim import claim_release_dir
 from ngc_builder.redact import strip_userinfo
 from ngc_builder.services.environment import gpu_mode, state_dir
 from ngc_builder.services.registry import HttpRegistry, RegistryError, parse_registry
@@ -114,7 +114,7 @@ def answered(options: ReleaseOptions, inputs: str | None) -> NoopAnswer | None:
     memo = _read_memo(options, inputs)
     if memo is None:
         return None
-    with release_lock(memo.record.parent, _note):
+    with claim_release_dir(memo.record.parent, _note):
         if _record_sha256(memo.record) != memo.record_sha256:
             return None
         try:

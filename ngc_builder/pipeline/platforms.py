@@ -23,7 +23,7 @@ from ngc_builder.pipeline import reuse
 from ngc_builder.pipeline.judge import outcome_fields
 from ngc_builder.pipeline.run import PlatformInputs, Run
 from ngc_builder.plan.dag import ImageSpec, optional_platform
-from ngc_builder.publish.index import PlatformImage, push_index
+from ngc_builder.publish.oci_index import PlatformImage, push_index
 from ngc_builder.publish.push import step_errors, transfer
 from ngc_builder.records.record import (
     BuildRecord,

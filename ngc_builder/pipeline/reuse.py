@@ -15,7 +15,7 @@ from ngc_builder.manifest.platforms import HOST_PLATFORM, others
 from ngc_builder.pipeline.adopt import published_labels, published_validation
 from ngc_builder.pipeline.run import Run
 from ngc_builder.plan.dag import ImageSpec, optional_platform
-from ngc_builder.publish.index import platforms_of
+from ngc_builder.publish.oci_index import platforms_of
 from ngc_builder.records.record import (
     BuildRecord,
     ImageRecord,

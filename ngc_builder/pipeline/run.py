@@ -18,10 +18,10 @@ from ngc_builder.manifest.site import SlurmSite
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.options import RunPolicy as RunPolicy
 from ngc_builder.plan.dag import ReleasePlan
-from ngc_builder.publish.keys import SigningKey
+from ngc_builder.publish.cosign_keys import SigningKey
 from ngc_builder.records.record import ReleaseRecord, Span, save_record
+from ngc_builder.render.content_keys import ImageKey
 from ngc_builder.render.contexts import RenderedImage
-from ngc_builder.render.keys import ImageKey
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Registry
 from ngc_builder.services.slurm import SlurmCluster

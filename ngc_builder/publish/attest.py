@@ -18,7 +18,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from ngc_builder.publish.keys import SigningKey, verifies
+from ngc_builder.publish.cosign_keys import SigningKey, verifies
 from ngc_builder.publish.signing import (
     SIGNATURE_ANNOTATION,
     SignatureReader,

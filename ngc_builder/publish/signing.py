@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from ngc_builder.publish.keys import SigningKey, verifies
+from ngc_builder.publish.cosign_keys import SigningKey, verifies
 from ngc_builder.publish.tags import content_digest, digest_tag
 from ngc_builder.services.registry import Manifest, Registry, RegistryError
 

@@ -12,7 +12,7 @@ from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.plan.dag import ImageSpec, ReleasePlan
 from ngc_builder.publish.attest import attestation_problem, attestation_tag
-from ngc_builder.publish.index import platforms_of
+from ngc_builder.publish.oci_index import platforms_of
 from ngc_builder.publish.referrers import (
     ATTESTATION_ARTIFACT,
     SIGNATURE_ARTIFACT,

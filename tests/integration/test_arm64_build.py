@@ -29,7 +29,7 @@ from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.prepare import Prepared, prepare
-from ngc_builder.publish.index import PlatformImage, push_index
+from ngc_builder.publish.oci_index import PlatformImage, push_index
 from ngc_builder.publish.push import transfer
 from ngc_builder.render.platforms import platform_os_refs, render_platform
 from ngc_builder.services.registry import parse_registry

@@ -15,8 +15,8 @@ from typing import Any
 import docker
 import pytest
 
-from ngc_builder.publish.index import platforms_of
-from ngc_builder.publish.keys import PUBLIC_FILE
+from ngc_builder.publish.cosign_keys import PUBLIC_FILE
+from ngc_builder.publish.oci_index import platforms_of
 from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.publish.signing import signature_tag
 from ngc_builder.services.environment import state_dir

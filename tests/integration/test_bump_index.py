@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ngc_builder.bump.index import pip_versions
+from ngc_builder.bump.available import pip_versions
 from ngc_builder.manifest.wheels import Target
 
 pytestmark = pytest.mark.integration

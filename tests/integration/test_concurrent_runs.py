@@ -28,11 +28,11 @@ def test_a_second_run_on_the_same_build_dir_exits_2_naming_the_first(tmp_path: P
     # --no-cache: the first run builds for a while, so the second surely meets it.
     first = subprocess.Popen([sys.executable, "-m", "ngc_builder", *args, "--no-cache"],
                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lock = build / "26.11" / ".lock"
+    claim = build / "26.11" / ".claim"
     deadline = time.monotonic() + 120
-    while not (lock.exists() and lock.read_text()) and time.monotonic() < deadline:
+    while not (claim.exists() and claim.read_text()) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert f"PID {first.pid} since" in lock.read_text()
+    assert f"PID {first.pid} since" in claim.read_text()
     second = cli(*args)
     out, err = first.communicate(timeout=900)
     assert second.returncode == 2, second.stderr

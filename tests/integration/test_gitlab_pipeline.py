@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ngc_builder.publish.keys import KEY_FILE, write_key_pair
+from ngc_builder.publish.cosign_keys import KEY_FILE, write_key_pair
 from tests.conftest import DATA, REPO
 from tests.integration.conftest import REGISTRY_HOST, copy_lock
 

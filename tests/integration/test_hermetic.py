@@ -18,9 +18,9 @@ import docker.errors
 import pytest
 import requests
 
-from ngc_builder.cache.index import write_simple_index
 from ngc_builder.cache.network import build_network
 from ngc_builder.cache.server import ensure_serving
+from ngc_builder.cache.simple_index import write_simple_index
 from ngc_builder.cache.store import PackageCache
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import load_lock, lock_path

@@ -21,7 +21,13 @@ from ngc_builder import __version__
 from ngc_builder.cache.store import file_sha256
 from ngc_builder.lock.models import lock_path
 from ngc_builder.publish.attest import attestation_tag
-from ngc_builder.publish.keys import KEY_FILE, PUBLIC_FILE, SigningKey, decrypt, write_key_pair
+from ngc_builder.publish.cosign_keys import (
+    KEY_FILE,
+    PUBLIC_FILE,
+    SigningKey,
+    decrypt,
+    write_key_pair,
+)
 from ngc_builder.publish.referrers import (
     ATTESTATION_ARTIFACT,
     OCI_INDEX,

@@ -17,7 +17,7 @@ import requests
 
 from ngc_builder.build.packages import DPKG_LIST, PIP_LIST
 from ngc_builder.pipeline.console import Ui
-from ngc_builder.pipeline.release import run_images
+from ngc_builder.pipeline.images import run_images
 from ngc_builder.pipeline.run import (
     ClusterValidation,
     Run,
@@ -28,8 +28,8 @@ from ngc_builder.pipeline.run import (
 )
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.records.record import ImageRecord, ReleaseRecord
+from ngc_builder.render.content_keys import ImageKey
 from ngc_builder.render.contexts import RenderedImage
-from ngc_builder.render.keys import ImageKey
 from ngc_builder.runner.report import CheckResult, RunReport
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Manifest, Registry, RegistryError

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.cache.fetch import one_version_each
-from ngc_builder.cache.index import write_simple_index
+from ngc_builder.cache.simple_index import write_simple_index
 from ngc_builder.cache.store import HashMismatch, PackageCache, default_root
 from ngc_builder.lock.models import PipPackage
 from tests.unit.locks import deb

@@ -16,7 +16,7 @@ from ngc_builder.commands.plan import PlanOptions, plan_command
 from ngc_builder.pipeline.flow import run_inputs as release_inputs
 from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
-from ngc_builder.render.keys import release_keys
+from ngc_builder.render.content_keys import content_keys
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.fake_engine import FakeClient, FakeEngine, TableRegistry
@@ -246,7 +246,7 @@ def test_a_new_months_plan_says_what_moved_since_the_last_release(
     """Before 26.12's first run its plan reads 26.11's record in the build dir: the shared
     layers' inputs did not move, the frameworks' reasons name what did since 26.11."""
     last = prepare(write_release(GOOD_RELEASE), None, stack_check=False)
-    keys = release_keys(last.loaded, last.plan, last.rendered_by_name(), last.lock)
+    keys = content_keys(last.loaded, last.plan, last.rendered_by_name(), last.lock)
     registry = TableRegistry(address="registry.example:5000/ngc")
     record = ReleaseRecord(release="26.11", registry=registry.address, manifest="26.11.yaml")
     for name, key in keys.items():

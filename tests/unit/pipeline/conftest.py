@@ -10,8 +10,8 @@ import pytest
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.stacks import check_stacks
 from ngc_builder.plan.dag import plan_release
+from ngc_builder.render.content_keys import content_keys
 from ngc_builder.render.contexts import render_release
-from ngc_builder.render.keys import release_keys
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE, fake_fetch
 from tests.unit.fake_engine import FakeEngine, Setup, fake_registry
@@ -28,4 +28,4 @@ def setup(write_release: WriteRelease, tmp_path: Path) -> Setup:
                 for image in render_release(loaded, plan, fake_lock(loaded, plan))}
     for image in rendered.values():
         image.write(tmp_path / "context")
-    return Setup(plan, rendered, tmp_path, release_keys(loaded, plan, rendered), engine)
+    return Setup(plan, rendered, tmp_path, content_keys(loaded, plan, rendered), engine)

@@ -8,8 +8,8 @@ from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline.decisions import decide
 from ngc_builder.plan.dag import plan_release
 from ngc_builder.records.record import ImageRecord
+from ngc_builder.render.content_keys import content_keys
 from ngc_builder.render.contexts import render_release
-from ngc_builder.render.keys import release_keys
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.fake_engine import DIGEST, OTHER, TableRegistry, published
@@ -23,7 +23,7 @@ def test_plan_says_skip_build_and_why(write_release: WriteRelease) -> None:
     registry = TableRegistry()
     plan = plan_release(loaded, registry)
     rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
-    keys = release_keys(loaded, plan, rendered)
+    keys = content_keys(loaded, plan, rendered)
     tags = {("base", keys["base"].tag): DIGEST, ("base", "26.11-py3"): DIGEST,
             ("pytorch", "26.11-py3"): OTHER}
     registry.tags.update(tags)
@@ -46,7 +46,7 @@ def test_plan_promotes_what_the_registry_holds_by_key(write_release: WriteReleas
     registry = TableRegistry()
     plan = plan_release(loaded, registry)
     rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
-    keys = release_keys(loaded, plan, rendered)
+    keys = content_keys(loaded, plan, rendered)
     for name in ("base", "cuda-cu13", "pytorch", "jax"):
         registry.tags[(name, keys[name].tag)] = DIGEST
     registry.tags[("base", "26.11-py3")] = DIGEST
@@ -67,7 +67,7 @@ def test_plan_pulls_a_staged_candidate_instead_of_building_it(write_release: Wri
     registry = TableRegistry()
     plan = plan_release(loaded, registry)
     rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
-    keys = release_keys(loaded, plan, rendered)
+    keys = content_keys(loaded, plan, rendered)
     registry.tags[("base", keys["base"].tag)] = DIGEST
     registry.tags[("cuda-cu13", keys["cuda-cu13"].staged_tag)] = OTHER
     decisions = {d.image: d for d in decide(plan, keys, None, None)}

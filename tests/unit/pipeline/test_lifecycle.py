@@ -16,10 +16,10 @@ import pytest
 
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline import tidy
-from ngc_builder.pipeline.release import run_images
+from ngc_builder.pipeline.images import run_images
 from ngc_builder.records.record import load_record
+from ngc_builder.render.content_keys import content_keys, image_key
 from ngc_builder.render.contexts import render_release
-from ngc_builder.render.keys import image_key, release_keys
 from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeApi, Setup
 from tests.unit.locks import deb, fake_lock
 
@@ -397,7 +397,7 @@ def test_changed_parent_rebuilds_the_children(setup: Setup) -> None:
     lock.images["base"] = lock.images["base"].model_copy(
         update={"apt": [deb(p.name, "2.0") for p in lock.images["base"].apt]})
     setup.rendered = {i.spec.name: i for i in render_release(loaded, setup.plan, lock)}
-    setup.keys = release_keys(loaded, setup.plan, setup.rendered)
+    setup.keys = content_keys(loaded, setup.plan, setup.rendered)
     setup.force = True  # every release tag moves to the rebuilt images
     record = setup.go()
     assert setup.engine.built() == ALL + ALL

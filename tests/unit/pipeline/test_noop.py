@@ -15,7 +15,7 @@ from ngc_builder.commands.release import release_command
 from ngc_builder.errors import InputError
 from ngc_builder.pipeline import noop
 from ngc_builder.pipeline.options import RunPolicy
-from ngc_builder.records.lock import release_lock
+from ngc_builder.records.claim import claim_release_dir
 from ngc_builder.services.registry import parse_registry
 from tests.conftest import REPO
 from tests.unit.pipeline.noop_project import BLOB, OTHER, Project, answered
@@ -170,7 +170,7 @@ def test_a_registry_that_does_not_answer_leaves_it_to_the_whole_run(
 
 
 def test_a_run_holding_the_release_folder_is_named(project: Project) -> None:
-    with release_lock(project.record.parent, lambda _: None), \
+    with claim_release_dir(project.record.parent, lambda _: None), \
             pytest.raises(InputError, match="is in use by ngc-builder PID"):
         answered(project.options)
 

@@ -9,7 +9,7 @@ import pytest
 
 from ngc_builder.errors import InputError
 from ngc_builder.manifest.load import load_release
-from ngc_builder.pipeline.release import open_record
+from ngc_builder.pipeline.images import open_record
 from ngc_builder.plan.dag import ReleasePlan, plan_release
 from ngc_builder.publish.verify import load_published
 from ngc_builder.records.record import record_path, save_record

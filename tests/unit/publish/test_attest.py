@@ -21,7 +21,7 @@ from ngc_builder.publish.attest import (
     pae,
     statement,
 )
-from ngc_builder.publish.keys import KEY_FILE, SigningKey, decrypt, verifies, write_key_pair
+from ngc_builder.publish.cosign_keys import KEY_FILE, SigningKey, decrypt, verifies, write_key_pair
 from tests.unit.publish.test_signing import Blobs
 
 pytestmark = pytest.mark.unit

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.errors import InputError
-from ngc_builder.publish.key_files import configured_key_text
-from ngc_builder.publish.keys import (
+from ngc_builder.publish.cosign_keys import (
     KEY_FILE,
     PUBLIC_FILE,
     signing_key,
     verifying_key,
     write_key_pair,
 )
+from ngc_builder.publish.key_files import configured_key_text
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 

@@ -23,7 +23,13 @@ from ngc_builder.publish.attest import (
     attestation_tag,
     attested_validation,
 )
-from ngc_builder.publish.keys import KEY_FILE, PUBLIC_FILE, SigningKey, decrypt, write_key_pair
+from ngc_builder.publish.cosign_keys import (
+    KEY_FILE,
+    PUBLIC_FILE,
+    SigningKey,
+    decrypt,
+    write_key_pair,
+)
 from ngc_builder.publish.signing import sign_image, signature_problem, signature_tag
 from ngc_builder.services.remote_image import ImageReader, ImageRef
 from tests.conftest import WriteRelease

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ngc_builder.publish.keys import KEY_FILE, SigningKey, decrypt, write_key_pair
+from ngc_builder.publish.cosign_keys import KEY_FILE, SigningKey, decrypt, write_key_pair
 from ngc_builder.publish.signing import (
     PAYLOAD_TYPE,
     SIGNATURE_ANNOTATION,

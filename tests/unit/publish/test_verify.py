@@ -7,13 +7,13 @@ import pytest
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import ReleasePlan, plan_release
 from ngc_builder.publish import verify
-from ngc_builder.publish.index import PlatformImage, index_of
+from ngc_builder.publish.oci_index import PlatformImage, index_of
 from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.records.record import PlatformRecord, ReleaseRecord
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.fake_engine import DIGEST, OTHER, TableRegistry, published
-from tests.unit.publish.test_index import held
+from tests.unit.publish.test_oci_index import held
 
 pytestmark = pytest.mark.unit
 ARM = "linux/arm64"

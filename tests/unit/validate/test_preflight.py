@@ -15,7 +15,7 @@ from ngc_builder.commands.preflight import PreflightOptions, preflight_command
 from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline.flow import Host
-from ngc_builder.pipeline.release import host_defects
+from ngc_builder.pipeline.images import host_defects
 from ngc_builder.runner.report import CheckResult
 from ngc_builder.services.engine import Engine
 from ngc_builder.validate.preflight import host_preflight, load_nvml

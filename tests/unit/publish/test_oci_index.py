@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ngc_builder.publish.index import INDEX, PlatformImage, index_of, platforms_of, push_index
+from ngc_builder.publish.oci_index import INDEX, PlatformImage, index_of, platforms_of, push_index
 from ngc_builder.publish.tags import content_digest
 from ngc_builder.services.registry import HttpRegistry, Manifest, RegistryError
 from tests.unit.fake_engine import TableRegistry

@@ -82,7 +82,7 @@ def image_key(rendered: RenderedImage, parent_key: str,
                     dict(locked or {}))
 
 
-def release_keys(
+def content_keys(
     loaded: LoadedRelease, plan: ReleasePlan, rendered: dict[str, RenderedImage],
     lock: ReleaseLock | None = None,
     other_platforms: dict[str, dict[str, RenderedImage]] | None = None,

@@ -11,8 +11,8 @@ from ngc_builder.lock.models import load_lock
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline.prepare import prepare
 from ngc_builder.plan.dag import plan_release
+from ngc_builder.render.content_keys import changes, content_keys, image_key
 from ngc_builder.render.contexts import RenderedImage, render_release
-from ngc_builder.render.keys import changes, image_key, release_keys
 from tests.conftest import REPO, WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.locks import fake_lock
@@ -37,7 +37,7 @@ def test_keys_are_stable_and_chain_through_parents(write_release: WriteRelease) 
     plan = plan_release(loaded)
     first = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
     second = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
-    keys, again = release_keys(loaded, plan, first), release_keys(loaded, plan, second)
+    keys, again = content_keys(loaded, plan, first), content_keys(loaded, plan, second)
     assert {n: k.key for n, k in keys.items()} == {n: k.key for n, k in again.items()}
     assert keys["jax"].parent == keys["cuda-cu13"].key
     assert keys["cuda-cu13"].parent == keys["base"].key
@@ -88,7 +88,7 @@ def test_the_from_line_alone_is_not_reported_as_a_dockerfile_change(
 
 def _keys_of(manifest: Path) -> dict[str, str]:
     prepared = prepare(manifest, None, stack_check=False)
-    keys = release_keys(prepared.loaded, prepared.plan, prepared.rendered_by_name(),
+    keys = content_keys(prepared.loaded, prepared.plan, prepared.rendered_by_name(),
                         prepared.lock)
     return {name: key.key for name, key in keys.items()}
 
@@ -98,7 +98,7 @@ def test_the_next_release_keeps_the_shared_layers_keys(write_release: WriteRelea
         loaded = load_release(write_release(text))
         plan = plan_release(loaded)
         rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
-        return {name: key.key for name, key in release_keys(loaded, plan, rendered).items()}
+        return {name: key.key for name, key in content_keys(loaded, plan, rendered).items()}
 
     before = keys(GOOD_RELEASE)
     after = keys(GOOD_RELEASE.replace('release: "26.11"', 'release: "26.12"'))
@@ -131,7 +131,7 @@ def test_a_base_key_moves_with_its_os_not_with_the_packages_of_layers_above(
         loaded = load_release(write_release(GOOD_RELEASE))
         plan = plan_release(loaded)
         rendered = {i.spec.name: i for i in render_release(loaded, plan, fake_lock(loaded, plan))}
-        return {name: key.key for name, key in release_keys(loaded, plan, rendered).items()}
+        return {name: key.key for name, key in content_keys(loaded, plan, rendered).items()}
 
     recipe = project / "base-images" / "debian-trixie.yaml"
     before = keys()

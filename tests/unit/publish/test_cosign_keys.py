@@ -12,7 +12,7 @@ import pytest
 
 from ngc_builder.commands.guard import EXIT_INPUT, guarded
 from ngc_builder.errors import InputError
-from ngc_builder.publish.keys import (
+from ngc_builder.publish.cosign_keys import (
     KEY_FILE,
     PUBLIC_FILE,
     decrypt,
@@ -30,7 +30,7 @@ def test_a_key_pair_round_trips_and_signs(tmp_path: Path) -> None:
     key = decrypt((tmp_path / KEY_FILE).read_text(), b"secret", "k")
     assert (tmp_path / KEY_FILE).stat().st_mode & 0o777 == 0o600
     assert (tmp_path / PUBLIC_FILE).read_text().startswith("-----BEGIN PUBLIC KEY-----")
-    from ngc_builder.publish.keys import SigningKey
+    from ngc_builder.publish.cosign_keys import SigningKey
 
     signature = SigningKey(key, "k").sign(b"payload")
     assert verifies(key.public_key(), b"payload", signature)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ngc_builder.bump.index import MemoIndex, _command, final_releases
+from ngc_builder.bump.available import MemoIndex, _command, final_releases
 from ngc_builder.manifest.wheels import Target
 
 pytestmark = pytest.mark.unit
