@@ -1,8 +1,9 @@
 """Layers that are the same wherever and whenever they are built (render/repro.py): the CI
-release's base and CUDA stack built on the main engine, then again on a second real dockerd
-with its own data root, started empty (it makes its OS image from the lock's .debs itself),
-a minute or more later. Every layer of both images has the same digest; the image configs
-differ only where the build's time and place are recorded."""
+release's base and CUDA stack as the main engine holds them (built by an earlier run of the same
+inputs: the CI release's, minutes or days before, or now when it has none), then built on a
+second real dockerd with its own data root, started empty (it makes its OS image from the
+lock's .debs itself). Every layer of both images has the same digest; the image configs differ
+only where the build's time is recorded."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ TIMES = {"Created", "org.opencontainers.image.created", "Image"}
 
 def _built(project: Path, build_dir: Path, env: dict[str, str], only: str) -> dict[str, Any]:
     run = Release(project, namespace("repro"), build_dir, env=env,
-                  extra=["--only", only, "--no-push", "--no-cache", "--quiet"])
+                  extra=["--only", only, "--no-push", "--quiet"])
     assert run.run() == 0, run.stderr()[-3000:]
     return dict(json.loads(run.stdout_file.read_text())["images"])
 
