@@ -109,12 +109,20 @@ CONF
     rm -rf "${SLURM_DIR:?}/state/"*
 }
 
+# Ours by its pid file: another cluster's daemons on this machine (a test's two-node one) are
+# not ours, and must not stop ours from starting.
+ours_running() {  # ours_running PIDFILE NAME
+    local pid
+    pid=$(cat "$1" 2>/dev/null) || return 1
+    [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ]
+}
+
 start_daemons() {
     say "starting slurmctld (log: $SLURM_DIR/slurmctld.log)"
-    pgrep -x slurmctld >/dev/null || slurmctld -i
+    ours_running "$SLURM_DIR/slurmctld.pid" slurmctld || slurmctld -i
     wait_for 30 "slurmctld" scontrol ping
     say "starting slurmd (log: $SLURM_DIR/slurmd.log)"
-    pgrep -x slurmd >/dev/null || slurmd
+    ours_running "$SLURM_DIR/slurmd.pid" slurmd || slurmd
     wait_for 60 "slurmd (node idle)" cluster_up || {
         tail -20 "$SLURM_DIR/slurmctld.log" "$SLURM_DIR/slurmd.log" >&2 || true; exit 1; }
     scontrol update NodeName="$(hostname -s)" State=RESUME >/dev/null 2>&1 || true
