@@ -87,6 +87,9 @@ def _copy_as_add(line: str, number: int, files: dict[str, bytes], epoch: int) ->
     if not line.startswith("COPY "):
         return line
     *sources, dest = shlex.split(line[len("COPY "):])
+    if any(source.startswith("--") for source in sources):  # --chown, --from: not ours to say
+        raise ValueError(f"{line}: COPY takes no flags in a template (render/repro.py makes "
+                         "each COPY a tar, owned by root)")
     into_folder = dest.endswith("/") or len(sources) > 1
     placed: dict[PurePosixPath, bytes] = {}
     for source in sources:

@@ -131,3 +131,15 @@ def test_a_template_that_is_a_fifo_is_refused_at_once(write_release: WriteReleas
     os.mkfifo(template)
     with pytest.raises(UnsafeFile, match=r"not a regular file \(a FIFO\)"):
         prepare(write_release(GOOD_RELEASE), None, stack_check=False)
+
+
+@pytest.mark.parametrize("copy", ["COPY --chown=1000 probe/ /opt/ngc/mine/",
+                                  "COPY probe/probe.py /opt/ngc/../../etc/cron.d/job"])
+def test_a_framework_copy_the_render_cannot_make_reproducible_is_one_line(
+        write_release: WriteRelease, project: Path, copy: str) -> None:
+    """render/repro.py makes every COPY a root-owned tar dated the lock's epoch: a flag it
+    would drop, or a target outside the image's folders, is refused naming the image."""
+    layer = project / "frameworks" / "jax" / "layer.Dockerfile.j2"
+    layer.write_text(layer.read_text() + f"\n{copy}\n")
+    found = problems_of(write_release(GOOD_RELEASE))
+    assert len(found) == 1 and found[0].startswith("(template of jax):1: template: ValueError: ")

@@ -107,7 +107,8 @@ def test_the_same_render_twice_gives_the_same_bytes() -> None:
 
 
 @pytest.mark.parametrize("line", ["COPY ../../etc/passwd /opt/ngc/x",
-                                  "COPY a /opt/ngc/../../etc/cron.d/x", "COPY missing /opt/x"])
+                                  "COPY a /opt/ngc/../../etc/cron.d/x", "COPY missing /opt/x",
+                                  "COPY --chown=1000 a /opt/ngc/x"])
 def test_a_copy_that_would_leave_its_folder_or_copies_nothing_is_refused(line: str) -> None:
     with pytest.raises(ValueError):
         reproducible(f"FROM os\n{line}\n", {"a": b"1"}, "framework", UNLOCKED_EPOCH)
