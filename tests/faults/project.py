@@ -69,8 +69,11 @@ class SlowProject:
     token: str  # in the layer's RUN command: finds the build's container
 
 
-def slow_project(root: Path, build_seconds: int = 0, validate_seconds: int = 0) -> SlowProject:
-    """`root`/releases/faults.yaml, and the project around it."""
+def slow_project(root: Path, build_seconds: int = 0, validate_seconds: int = 0,
+                 build_until: int | None = None) -> SlowProject:
+    """`root`/releases/faults.yaml, and the project around it. `build_until` (a Unix time):
+    the layer sleeps until then, not `build_seconds`: a first run killed mid-layer leaves its
+    rerun only what is left of the wait."""
     token = secrets.token_hex(8)
     for folder in ("templates", "base-images"):
         (root / folder).parent.mkdir(parents=True, exist_ok=True)
@@ -78,8 +81,10 @@ def slow_project(root: Path, build_seconds: int = 0, validate_seconds: int = 0) 
     slow = root / "frameworks" / "slow"
     slow.mkdir(parents=True)
     (slow / "framework.yaml").write_text(FRAMEWORK)
+    wait = f"sleep {build_seconds}" if build_until is None else \
+        f"left=$(( {build_until} - $(date +%s) )); if [ $left -gt 0 ]; then sleep $left; fi"
     (slow / "layer.Dockerfile.j2").write_text(
-        f"RUN {{{{ pip_install }}}} && echo {token} && sleep {build_seconds}\n")
+        f"RUN {{{{ pip_install }}}} && echo {token} && {wait}\n")
     (slow / "probe.py").write_text(PROBE.replace("SECONDS", str(validate_seconds)))
     manifest = root / "releases" / "faults.yaml"
     manifest.parent.mkdir()

@@ -9,6 +9,7 @@ import contextlib
 import json
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,7 +57,11 @@ def _release_on(engine: SecondEngine, manifest: Path, tmp_path: Path) -> Release
 def test_engine_killed_mid_build_fails_the_build_in_one_line_and_the_rerun_builds_only_it(
     tmp_path: Path, engine: SecondEngine,
 ) -> None:
-    project = slow_project(tmp_path / "project", build_seconds=20)
+    # The kill needs cuda-mini promoted while slow's layer still sleeps, and cuda-mini's push
+    # runs beside that layer: 20 s to 50 s here. A fixed sleep lost that race on 2026-11-28
+    # (20 s, then 45 s); the layer sleeps until a time well past it instead, so the rerun
+    # waits only for what is left.
+    project = slow_project(tmp_path / "project", build_until=int(time.time()) + 240)
     run = _release_on(engine, project.manifest, tmp_path)
     run.start()
     run.wait_for("slow: building")
