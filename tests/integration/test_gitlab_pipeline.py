@@ -28,7 +28,7 @@ from tests.integration.conftest import REGISTRY_HOST, copy_lock
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 TOOL = REPO / "ci" / "gitlab-ci-local" / "node_modules" / ".bin" / "gitlab-ci-local"
 RESULT = re.compile(r"^ (PASS|FAIL|WARN) +\[[^]]*\] (\S+)", re.MULTILINE)
-STARTED = re.compile(r"^\[[^]]*\] (\S+) starting shell", re.MULTILINE)
+STARTED = re.compile(r"^\[[^]]*\] (\S+) +starting shell", re.MULTILINE)
 PASSWORD = "pipeline-test"
 # The local trial's stand-ins for what only GitLab has (the module docstring says why).
 LOCAL = """include: .gitlab/ci/monthly-release.gitlab-ci.yml
