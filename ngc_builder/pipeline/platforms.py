@@ -165,7 +165,7 @@ def _parent_for(run: Run, spec: ImageSpec, platform: str) -> None:
         raise StepError(spec.name, step, f"{spec.parent}'s {platform} image is not here")
     parent_spec = run.inputs.plan.get(spec.parent)
     local = _inputs(run, parent_spec, platform).renders[spec.parent].local_ref
-    entry.build.image_id = reuse.pull(run, engine, parent_spec, entry.digest, local, platform)
+    entry.build.image_id = reuse.pull(run, parent_spec, entry.digest, local, platform)
 
 
 def _validate(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,

@@ -145,7 +145,7 @@ def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     run.ui.step(spec.name, f"the registry holds {tag[:20]}... at {digest}: pulling it "
                            "rather than building it")
     engine = run.engine
-    image_id = pull(run, engine, spec, held.get(HOST_PLATFORM, digest))
+    image_id = pull(run, spec, held.get(HOST_PLATFORM, digest))
     inspection = engine.api.inspect_image(image_id)
     labels = dict(inspection["Config"].get("Labels") or {})
     key = run.inputs.keys[spec.name]
@@ -167,7 +167,7 @@ def _pulled_platform(run: Run, spec: ImageSpec, platform: str, digest: str) -> P
     validates (pipeline/platforms.py finds it built) is the one the index promotes."""
     engine, key = run.engine, run.inputs.keys[spec.name].key
     local_ref = run.inputs.platforms[platform].renders[spec.name].local_ref
-    image_id = pull(run, engine, spec, digest, local_ref, platform)
+    image_id = pull(run, spec, digest, local_ref, platform)
     labels = dict(engine.api.inspect_image(image_id)["Config"].get("Labels") or {})
     return PlatformRecord(digest=digest, labels=labels, build=BuildRecord(
         status="ok", key=key, image_id=image_id, reused=True, source="registry",
@@ -198,13 +198,14 @@ def parent_image(run: Run, spec: ImageSpec) -> str | None:
     if parent is None or parent.build.status != "ok" or parent.validation.status != "ok":
         return None
     with run.state.image_lock(spec.parent):  # two children must not pull it back twice
-        return ensure_local(run, run.engine, run.inputs.plan.get(spec.parent), parent)
+        return ensure_local(run, run.inputs.plan.get(spec.parent), parent)
 
 
-def ensure_local(run: Run, engine: Engine, spec: ImageSpec, record: ImageRecord) -> str | None:
-    """An image for this record's key on `engine`: the recorded one, one built earlier from
-    the key, else the published one pulled by digest (and tagged as the ref children are built
-    FROM)."""
+def ensure_local(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
+    """An image for this record's key on the run's engine: the recorded one, one built
+    earlier from the key, else the published one pulled by digest (and tagged as the ref
+    children are built FROM)."""
+    engine = run.engine
     image_id = record.build.image_id
     if image_id is not None and exists(engine, image_id):
         return image_id
@@ -214,13 +215,14 @@ def ensure_local(run: Run, engine: Engine, spec: ImageSpec, record: ImageRecord)
         return record.build.image_id
     if record.push.digest is None:
         return None
-    record.build.image_id = pull(run, engine, spec, record.push.digest)
+    record.build.image_id = pull(run, spec, record.push.digest)
     return record.build.image_id
 
-def pull(run: Run, engine: Engine, spec: ImageSpec, digest: str, local_ref: str | None = None,
+def pull(run: Run, spec: ImageSpec, digest: str, local_ref: str | None = None,
          platform: str | None = None) -> str:
-    """The published image pulled by digest onto `engine`, tagged as its candidate ref (or
+    """The published image pulled by digest onto the run's engine, tagged as its candidate ref (or
     `local_ref`: another platform's, pulled as `platform`)."""
+    engine = run.engine
     reference = f"{spec.remote_repository(run.registry)}@{digest}"
     run.ui.step(spec.name, f"pulling {reference}")
     options = {"platform": platform} if platform else {}
