@@ -45,6 +45,11 @@ if TYPE_CHECKING:
               help="Where images are validated: on their build host's engine, or each as a job "
                    "of the site's Slurm cluster (slurm: in the site file), which pulls the "
                    "pushed candidate; release tags move only after the job passed.")
+@click.option("--on", "on", type=click.Choice(["engine", "slurm"]), default="engine",
+              show_default=True,
+              help="Where images are built: on this host's engine, or each as a job of the "
+                   "site's Slurm cluster (slurm: in the site file) on its node's engine, a "
+                   "child's job after its parent's; this side waits, then promotes and signs.")
 @JSON
 def release(**flags: Any) -> None:
     """Build, validate, push candidates and promote a release; end with a summary table.
@@ -59,6 +64,10 @@ def release_options(flags: dict[str, Any]) -> ReleaseOptions:
     if flags["validate_on"] == "slurm" and flags["no_push"]:
         raise click.UsageError("--validate-on slurm needs the push: the node pulls the "
                                "candidate it validates")
+    if flags["on"] == "slurm" and (flags["no_push"] or flags["validate_on"] == "slurm"):
+        raise click.UsageError("--on slurm needs the push (the nodes hand images on through "
+                               "the registry) and validates on the nodes: not with --no-push "
+                               "or --validate-on slurm")
     policy = RunPolicy(push=not flags["no_push"], jobs=flags["jobs"], force=flags["force"],
                        no_cache=flags["no_cache"], promote=not flags["no_promote"])
     return ReleaseOptions(
@@ -66,7 +75,8 @@ def release_options(flags: dict[str, Any]) -> ReleaseOptions:
         registry=flags["registry"], policy=policy, build_dir=flags["build_dir"],
         os_strategy=cast("Strategy", flags["os_source"]), offline=flags["offline"],
         stack_check=not flags["offline"], show_logs=not flags["quiet"],
-        as_json=flags["as_json"], site=flags["site"], validate_on=flags["validate_on"])
+        as_json=flags["as_json"], site=flags["site"], validate_on=flags["validate_on"],
+        on=flags["on"])
 
 
 @click.command()

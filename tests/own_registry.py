@@ -25,10 +25,11 @@ class OwnRegistry:
     storage: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    address: str = "127.0.0.1"  # another address of this machine: a test cluster's nodes
 
     @property
     def host(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.address}:{self.port}"
 
     def start(self) -> None:
         config = {"version": 0.1, "log": {"level": "info"},

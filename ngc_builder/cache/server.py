@@ -22,7 +22,9 @@ from ngc_builder.cache.store import MARKER, PackageCache, open_cache
 from ngc_builder.errors import StepError
 from ngc_builder.files import INPUT_LIMIT, read_tail, read_text
 
-START_SECONDS = 10.0
+# The wait ends as soon as it answers; a machine whose cores are all busy building (a Slurm
+# node, a CI runner) has been seen to take more than 10 s to start Python and bind.
+START_SECONDS = 60.0
 # What the server may keep of the environment of the run that starts it: it outlives that run
 # (a CI job, whose environment holds registry tokens and the signing key's password) and
 # needs none of it to serve files.
@@ -50,6 +52,24 @@ def ensure_serving(cache: PackageCache, address: str, port: int) -> str:
         raise StepError("cache", "serve", f"{url} serves another package cache: set "
                         "NGC_CACHE_PORT, or NGC_CACHE_DIR to that cache")
     _start(cache, address, port)
+    return _answering(cache, address, port, url, wanted)
+
+
+def served_elsewhere(cache: PackageCache, address: str, port: int) -> str:
+    """The URL of this cache as the site serves it at `address` (NGC_CACHE_ADDRESS: a Slurm
+    node's builds reach the cache there), started by nobody here: it must answer with this
+    cache's own marker, so the builds get the files this run's lock checks were made on."""
+    host = f"[{address}]" if ":" in address else address
+    url = f"http://{host}:{port}/"
+    served = _served_marker(url)
+    if served != cache_token(cache):
+        why = "no answer" if served is None else "another package cache answers"
+        raise StepError("cache", "serve", f"NGC_CACHE_ADDRESS: {why} at {url} (serve "
+                        f"{cache.root} there: NGC_CACHE_DIR is the folder the site shares)")
+    return url
+
+
+def _answering(cache: PackageCache, address: str, port: int, url: str, wanted: str) -> str:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if _served_marker(url) == wanted:

@@ -6,12 +6,16 @@ One release process drives one engine (DOCKER_HOST, or the local socket). A site
 one machine hands the release's graph to the scheduler it runs: Slurm jobs, CI jobs.
 
 ```yaml
-slurm:                   # `validate IMAGE --slurm`
-  partition: gpu
+slurm:                   # `validate IMAGE --slurm`, `release --on slurm`
+  partition: gpu         # validation jobs, and image jobs of CUDA images
   account: dl-release
   time_limit: "00:30:00"
   gpus: 1
   runtime: docker        # docker | pyxis | host | charliecloud
+  build_partition: cpu   # `release --on slurm`: image jobs without GPUs (default: partition)
+  build_time_limit: "04:00:00"
+  cache_address: 10.0.0.5  # where the nodes' builds reach the package cache (default: each
+                           # job serves it on its node's engine)
 ci:                      # runner labels / tags of the generated pipelines
   runner_labels: [self-hosted, linux, docker]
   gpu_runner_labels: [self-hosted, linux, docker, gpu]
@@ -25,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, IPvAnyAddress
 
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.manifest.load import load_model
@@ -79,6 +83,10 @@ class SlurmSite(Strict):
     python: str | None = None  # runtime host: the site environment's interpreter on the node
     workdir: Path | None = None  # shared between submit host and nodes (default: build dir)
     poll_seconds: float = Field(default=5.0, gt=0, le=300)
+    # `release --on slurm` (pipeline/on_slurm.py): where the image jobs run.
+    build_partition: SlurmWord | None = None  # jobs that need no GPU (default: `partition`)
+    build_time_limit: TimeLimit = "04:00:00"
+    cache_address: IPvAnyAddress | None = None  # the package cache as the nodes' builds reach it
 
 
 class CiSite(Strict):
@@ -142,6 +150,6 @@ def slurm_site(explicit: Path | None, root: Path) -> SlurmSite:
     site = load_site(explicit, root)
     if site.slurm is None:
         where = str(path) if path is not None else f"{root / SITE_FILE} (no site file)"
-        raise InputError([Problem(where, 1, "slurm", "no slurm: section; validation on Slurm "
-                                  "needs the cluster to submit to")])
+        raise InputError([Problem(where, 1, "slurm", "no slurm: section; a Slurm job needs "
+                                  "the cluster to submit to")])
     return site.slurm

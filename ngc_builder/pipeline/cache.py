@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TypeVar
 
 from ngc_builder.cache.address import cache_port
 from ngc_builder.cache.fill import fill_debs, fill_wheels, index_cache, missing_files
 from ngc_builder.cache.network import BuildNetwork, build_network
-from ngc_builder.cache.server import ensure_serving
+from ngc_builder.cache.server import ensure_serving, served_elsewhere
 from ngc_builder.cache.store import PackageCache, default_root, open_cache
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import ReleaseLock
@@ -18,6 +19,7 @@ from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.services.engine import Engine
+from ngc_builder.services.environment import setting
 
 T = TypeVar("T")
 
@@ -49,7 +51,15 @@ def serve_cache(engine: Engine, offline: bool, ui: Ui) -> BuildNetwork:
     """The filled cache served on `engine`'s build network (each build host gets its own)."""
     cache = open_cache(default_root())
     network = build_network(engine, offline)
-    url = ensure_serving(cache, network.cache_address, cache_port())
+    elsewhere = setting("NGC_CACHE_ADDRESS")
+    if elsewhere and offline:  # an internal network reaches only its own gateway
+        raise StepError("cache", "offline", "NGC_CACHE_ADDRESS: a hermetic build reaches only "
+                        "a cache this run serves on its own network")
+    if elsewhere:
+        network = replace(network, cache_address=elsewhere)
+        url = served_elsewhere(cache, elsewhere, cache_port())
+    else:
+        url = ensure_serving(cache, network.cache_address, cache_port())
     ui.step("cache", f"serving {cache.root} at {url} (builds: ngc-cache, "
             f"network {network.mode or 'default'})")
     return network

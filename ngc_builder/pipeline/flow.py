@@ -2,7 +2,8 @@
 locked) to the record of every selected image built, validated, pushed and promoted.
 
     release_flow
-      the cluster that validates (--validate-on slurm), checked before anything is written
+      the cluster that validates (--validate-on slurm) or builds (--on slurm), checked
+        before anything is written
       the build dir, held by this process
         the signing key, read before anything is written
         the rendered contexts written
@@ -12,6 +13,7 @@ locked) to the record of every selected image built, validated, pushed and promo
           the package cache filled and served; the lock's content checked against it
           the OS images
           every selected image through its lifecycle (`lifecycle.process_image`)
+          or (--on slurm) as a job of the cluster, then promoted here (`on_slurm`)
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ngc_builder.pipeline.images import (
     run_images,
 )
 from ngc_builder.pipeline.interrupt import Interrupted, stop_run
+from ngc_builder.pipeline.on_slurm import SlurmRelease, release_on_slurm, slurm_release
 from ngc_builder.pipeline.options import ReleaseOptions as ReleaseOptions
 from ngc_builder.pipeline.prepare import Prepared, require_closure
 from ngc_builder.pipeline.run import (
@@ -53,9 +56,10 @@ from ngc_builder.publish.cosign_keys import SigningKey, signing_key
 from ngc_builder.records.claim import claim_release_dir
 from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.record import ReleaseRecord, record_path
-from ngc_builder.render.content_keys import content_keys
+from ngc_builder.render.content_keys import ImageKey, content_keys
 from ngc_builder.render.platforms import platform_os_refs
 from ngc_builder.services.engine import Engine, connect, gpu_mode, remove_stale_containers
+from ngc_builder.services.registry import Registry, RegistryError
 from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate import baselines
 from ngc_builder.validate.preflight import host_preflight
@@ -75,18 +79,20 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
                  host: Host) -> ReleaseRecord | None:
     """The record of the run; None when the host stopped it before anything was built."""
     cluster = _cluster(options, prepared, host)
+    on_slurm = slurm_release(options, prepared, host.slurm) if options.on == "slurm" else None
     release_dir = options.build_dir / prepared.plan.release
     with claim_release_dir(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
         signing = _signing() if options.policy.push else None  # bad: stop before writing
         for image in prepared.rendered:
             image.write(release_dir / "context", owned=True)
-        mode = host.gpu_mode()
+        # The nodes validate (and pass their own T1 gate) on Slurm, not this host.
+        mode = host.gpu_mode() if on_slurm is None else "none"
         if _stopped_by_host(prepared, release_dir, mode, host.preflight):
             return None
         ui = Ui(release_dir / "logs", show_logs=options.show_logs)
         try:
             services = RunServices(host.connect(), ui, cluster=cluster, signing=signing)
-            return _run(options, prepared, services, mode)
+            return _run(options, prepared, services, mode, on_slurm)
         finally:
             ui.close()
 
@@ -131,11 +137,13 @@ def _stopped_by_host(prepared: Prepared, release_dir: Path, mode: str,
 
 
 def _run(options: ReleaseOptions, prepared: Prepared, services: RunServices,
-         mode: str) -> ReleaseRecord:
+         mode: str, on_slurm: SlurmRelease | None) -> ReleaseRecord:
     path = record_path(options.build_dir, prepared.plan.release)
     state = RunState(open_record(path, prepared.plan, prepared.loaded.manifest), path)
     check_evidence(state.record, path.parent, path)  # a resumed record names only its files
     try:
+        if on_slurm is not None:
+            return _run_on_slurm(options, prepared, services, state, on_slurm)
         return _run_images(options, prepared, services, mode, state)
     except Interrupted as reason:
         stop_run(state, services, reason)
@@ -151,6 +159,8 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
         services.ui.step("release", f"removed {swept} container(s) left by an earlier run "
                                     "that was killed")
     selected = prepared.plan.select(options.only)
+    inputs = run_inputs(prepared, options.build_dir, {}, None)
+    built = may_build(prepared.plan.registry, selected, options.only, inputs.keys)
     cache = open_cache(default_root())
     locked = {name: locked_bootstrap(entry, cache.deb_path)
               for name, entry in prepared.lock.os.items()}
@@ -159,10 +169,10 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
         """Made from their .debs while the wheels download (`ready_cache`)."""
         with state.span("release", "os images"):
             state.record.os.update(obtain_os_images(services.engine, prepared.loaded,
-                                                    prepared.plan, selected,
+                                                    prepared.plan, built,
                                                     options.os_strategy, services.ui, locked))
         with state.span("release", "other platforms' OS images"):
-            return ready_platforms(services.engine, prepared, selected, cache, services.ui)
+            return ready_platforms(services.engine, prepared, built, cache, services.ui)
 
     with state.span("packages", "cache"):
         network, platforms = ready_cache(services.engine, prepared.loaded, prepared.lock,
@@ -170,13 +180,38 @@ def _run_images(options: ReleaseOptions, prepared: Prepared, services: RunServic
         # Every package of the selected images is in the cache now: their metadata is at hand.
         require_closure(prepared.loaded, prepared.plan, prepared.lock, selected, cache)
     os_ids = {name: os.image_id for name, os in state.record.os.items() if os.image_id}
-    policy = replace(options.policy, gpu_mode=mode,
+    policy = replace(options.policy, gpu_mode=mode, targets=frozenset(options.only),
                      aliases=tuple(prepared.loaded.release.aliases))
-    inputs = replace(run_inputs(prepared, options.build_dir, os_ids, network),
-                     platforms=platforms)
+    inputs = replace(inputs, os_image_ids=os_ids, network=network, platforms=platforms)
     run = Run(inputs, policy, services, state)
     run_images(run, selected)
     services.ui.step("release", tidy.left_behind(run, selected, cache.root))
+    return state.record
+
+
+def may_build(registry: Registry, selected: list[ImageSpec], only: list[str],
+              keys: dict[str, ImageKey]) -> list[ImageSpec]:
+    """The selected images this run may build, whose OS images it makes: with --only (a Slurm
+    or CI job), not an image it only builds on that the registry holds by its key or staged
+    by its own job (it is pulled: a child's job need not make its parents' OS)."""
+    def held(spec: ImageSpec) -> bool:
+        key = keys[spec.name]
+        try:
+            return any(registry.manifest_digest(spec.name, tag) is not None
+                       for tag in (key.tag, key.staged_tag))
+        except RegistryError:
+            return False
+    return [spec for spec in selected if not only or spec.name in only or not held(spec)]
+
+
+def _run_on_slurm(options: ReleaseOptions, prepared: Prepared, services: RunServices,
+                  state: RunState, on_slurm: SlurmRelease) -> ReleaseRecord:
+    """Every selected image a job of the cluster; this side only promotes what they staged:
+    no OS image, package cache or build here."""
+    policy = replace(options.policy, targets=frozenset(options.only),
+                     aliases=tuple(prepared.loaded.release.aliases))
+    run = Run(run_inputs(prepared, options.build_dir, {}, None), policy, services, state)
+    release_on_slurm(run, prepared.plan.select(options.only), on_slurm)
     return state.record
 
 

@@ -80,14 +80,19 @@ def _obtain_os(engine: Engine, loaded: LoadedRelease, ref: str, base_name: str,
 
 def run_images(run: Run, images: list[ImageSpec]) -> None:
     """Every image through its lifecycle, in DAG order; the record is saved at the end."""
+    open_images(run, images)
+    schedule(images, partial(process_image, run), run.policy.jobs)
+    run.state.record.finished = now()
+    run.state.save()
+
+
+def open_images(run: Run, images: list[ImageSpec]) -> None:
+    """Every image's record exists before any worker starts (a rerun's, where it stopped)."""
     run.ui.plan([spec.name for spec in images])
     record = run.state.record
-    for spec in images:  # every record exists before any worker starts
+    for spec in images:
         image = record.images.get(spec.name) or ImageRecord(
             name=spec.name, kind=spec.kind, parent=spec.parent)
         image.expect_failure = spec.entry.expect_failure if spec.entry else None
         record.images[spec.name] = image
     run.state.scheduled([spec.name for spec in images])
-    schedule(images, partial(process_image, run), run.policy.jobs)
-    record.finished = now()
-    run.state.save()

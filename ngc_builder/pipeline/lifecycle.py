@@ -57,7 +57,7 @@ def _steps(run: Run, spec: ImageSpec, record: ImageRecord, ready: Ready) -> None
         if run.policy.promote:  # its content tag is set last: the others should be there
             promote_tags(run, spec, record, digest)
         return
-    if reuse.known_failure(run, spec, record):
+    if reuse.known_failure(run, spec, record) or reuse.staged_ancestor(run, spec, record):
         return
     run.state.doing(spec.name, "build")
     if _parent_image(run, spec, record) is None:

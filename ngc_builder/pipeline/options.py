@@ -26,6 +26,9 @@ class RunPolicy:
     # False (--no-promote): candidates pushed and staged by key, no release tag moved; a later
     # gate (a GPU job) pulls them, validates them and promotes them.
     promote: bool = True
+    # The images asked for (--only; empty: all). The others are only built on: one the
+    # registry holds staged is taken as its own job left it (pipeline/reuse.py).
+    targets: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -46,3 +49,4 @@ class ReleaseOptions:
     offline: bool = False  # hermetic: an internal network, packages only from the cache
     site: Path | None = None  # the site file (build hosts, Slurm); None: NGC_SITE or ROOT/site.yaml
     validate_on: str = "engine"  # or "slurm": a job of the site's cluster per image
+    on: str = "engine"  # or "slurm": every image built as a job of the site's cluster

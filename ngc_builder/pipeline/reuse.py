@@ -56,6 +56,36 @@ def published(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
     return digest
 
 
+def staged_ancestor(run: Run, spec: ImageSpec, record: ImageRecord) -> str | None:
+    """An image this run only builds on (`--only` names an image on it) whose candidate the
+    registry holds staged by its key: its own job built, validated and pushed it, and a later
+    gate promotes it. Taken as that job left it, not validated again here (each child's job
+    would otherwise judge its parents again) and never promoted by this run; None otherwise."""
+    targets = run.policy.targets
+    if not targets or spec.name in targets or not (run.policy.push and run.policy.reuse_published):
+        return None
+    key = run.inputs.keys[spec.name]
+    try:
+        digest = run.registry.manifest_digest(spec.name, key.staged_tag)
+    except RegistryError as exc:
+        run.ui.step(spec.name, f"cannot ask the registry for its staged key ({exc})")
+        return None
+    held = None if digest is None else _published_platforms(run, spec, digest)
+    if digest is None or held is None:
+        return None
+    record.labels = published_labels(run.registry, spec.name, digest)
+    record.build = BuildRecord(status="ok", key=key.key, reused=True, source="registry",
+                               inputs=key.inputs())
+    record.validation = ValidationRecord(status="ok", reused=True, gpu_mode="(staged)")
+    record.push = PushRecord(status="ok", digest=digest, reused=True, staged=key.staged_tag,
+                             host_digest=held.get(HOST_PLATFORM))
+    record.platforms = {platform: PlatformRecord(digest=found)
+                        for platform, found in _others(held).items()}
+    run.ui.step(spec.name, f"built on: the registry holds it staged at {digest} (its own job "
+                           "validated it; not promoted here)")
+    return digest
+
+
 def _published_platforms(run: Run, spec: ImageSpec, digest: str) -> dict[str, str] | None:
     """platform -> manifest of each platform of the image the published index holds (the
     host's too; {} for a one-platform image); None when it lacks one the image must ship

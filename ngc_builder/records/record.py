@@ -37,6 +37,7 @@ class BuildRecord(BaseModel):
     # The key's components (keys.ImageKey), so `plan` can say which input changed.
     inputs: dict[str, Any] | None = None
     packages: str | None = None  # the package manifest file written at build time
+    slurm_job: str | None = None  # built as this job of the site's cluster (release --on slurm)
 
 
 class ValidationRecord(BaseModel):

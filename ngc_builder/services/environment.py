@@ -15,6 +15,7 @@ CI job, a GPU node, a shell inside an image), and are accepted as they are, unch
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -58,6 +59,14 @@ def _http_url(text: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in text
 
 
+def _ip_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _any(text: str) -> bool:
     return True  # a path: any text without control characters (checked for every variable)
 
@@ -80,6 +89,7 @@ VARIABLES = {variable.name: variable for variable in (
     Variable("NGC_DEBIAN_MIRROR", "an http:// or https:// URL", _http_url),
     Variable("NGC_DOCKER_CERTS_D", "a folder", _any),
     Variable("NGC_CACHE_DIR", "a folder", _any),
+    Variable("NGC_CACHE_ADDRESS", "an IP address", _ip_address),
     Variable("NGC_SITE", "a file", _any),
     # It holds the made signing key: a relative path would put it in the checkout (and git).
     Variable("NGC_STATE_DIR", "an absolute folder path", lambda text: text.startswith("/")),

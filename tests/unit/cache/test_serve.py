@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from ngc_builder.cache import serve
-from ngc_builder.cache.server import ensure_serving
+from ngc_builder.cache.server import ensure_serving, served_elsewhere
 from ngc_builder.cache.store import MARKER, PackageCache, open_cache
 from ngc_builder.errors import InputError, StepError
 
@@ -222,3 +222,26 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:  # a process that ended, or another user's
         return b""
+
+
+def test_a_cache_the_site_serves_is_used_only_when_it_is_this_very_cache(
+        tmp_path: Path) -> None:
+    """NGC_CACHE_ADDRESS (`slurm.cache_address`): a node's builds reach the cache the site
+    serves there; nothing is started here, and a server that answers with another cache's
+    marker, or none that answers, stops the run in one line."""
+    cache, other = PackageCache(tmp_path / "cache"), PackageCache(tmp_path / "other")
+    open_cache(cache.root)
+    open_cache(other.root)
+    port = _free_port()
+    url = ensure_serving(cache, "127.0.0.1", port)  # the site's server, for this folder
+    pids = [p for p in Path("/proc").iterdir() if p.name.isdigit()
+            and str(cache.root).encode() in _read(p / "cmdline")]
+    try:
+        assert served_elsewhere(cache, "127.0.0.1", port) == url
+        with pytest.raises(StepError, match="another package cache answers"):
+            served_elsewhere(other, "127.0.0.1", port)
+        with pytest.raises(StepError, match="NGC_CACHE_ADDRESS: no answer at"):
+            served_elsewhere(cache, "127.0.0.1", _free_port())
+    finally:
+        for pid in pids:
+            subprocess.run(["kill", pid.name], check=False)

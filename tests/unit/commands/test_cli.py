@@ -224,11 +224,20 @@ def test_release_on_slurm_needs_the_sites_cluster(write_release: WriteRelease,
                                                   tmp_path: Path) -> None:
     site = tmp_path / "site.yaml"
     site.write_text("engines: []\n")
-    code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
-                          "--validate-on", "slurm", "--site", str(site))
-    assert code == 2
-    assert err.strip().splitlines() == [f"{site}:1: slurm: no slurm: section; validation on "
-                                        "Slurm needs the cluster to submit to"]
+    manifest = str(write_release(GOOD_RELEASE))
+    for option in ("--validate-on", "--on"):
+        code, _, err = invoke("release", manifest, "--offline", option, "slurm", "--site",
+                              str(site))
+        assert code == 2
+        assert err.strip().splitlines() == [f"{site}:1: slurm: no slurm: section; a Slurm job "
+                                            "needs the cluster to submit to"]
+
+
+def test_release_on_slurm_refuses_what_cannot_run_there(write_release: WriteRelease) -> None:
+    for extra in (["--no-push"], ["--validate-on", "slurm"]):
+        code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--on", "slurm",
+                              *extra)
+        assert code == 2 and "--on slurm needs the push" in err, err
 
 
 def test_release_on_slurm_refuses_runtime_host(write_release: WriteRelease,
