@@ -42,6 +42,8 @@ def job_entry(run: Run, spec: ImageSpec, build_dir: Path) -> ImageRecord:
     entry = None if theirs is None else theirs.images.get(spec.name)
     if entry is None:
         raise JobRecordError(f"it left no record of the image ({path})")
+    if entry.build.key is None:  # its run opened the record, then stopped before the build
+        raise JobRecordError("it stopped before building the image")
     if entry.build.key != run.inputs.keys[spec.name].key:
         raise JobRecordError("its record is of other inputs (another content key)")
     return entry

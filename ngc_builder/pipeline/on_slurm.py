@@ -36,6 +36,7 @@ from ngc_builder.pipeline.slurm_jobs import (
 from ngc_builder.pipeline.tags import promote_tags
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import ImageRecord
+from ngc_builder.services.registry import RegistryError
 from ngc_builder.services.slurm import JobState, SlurmCluster, SlurmError
 from ngc_builder.validate.slurm import UNKNOWN_POLLS
 
@@ -86,7 +87,8 @@ def release_on_slurm(run: Run, images: list[ImageSpec], slurm: SlurmRelease) -> 
     jobs = Jobs()
     try:
         for spec in wanted:
-            _submit(run, spec, slurm, jobs)
+            if not _still_running(run, spec, slurm.cluster, jobs):
+                _submit(run, spec, slurm, jobs)
         _wait(run, slurm, jobs)
     except BaseException:
         _cancel(slurm.cluster, jobs)  # Ctrl-C, a lost controller: no job goes on unwatched
@@ -102,8 +104,11 @@ def _needs_job(run: Run, spec: ImageSpec, request: JobRequest) -> bool:
     """Not when the registry holds the image by its key, nor when an earlier job staged it
     (or recorded its expected failure) for these inputs."""
     key = run.inputs.keys[spec.name]
-    if run.registry.manifest_digest(spec.name, key.tag) is not None:
-        return False
+    try:
+        if run.registry.manifest_digest(spec.name, key.tag) is not None:
+            return False
+    except RegistryError as exc:
+        raise StepError(spec.name, "registry", f"cannot tell what it holds: {exc}") from None
     try:
         entry = job_entry(run, spec, request.build_dir(spec.name))
         if entry.outcome == "xfail":
@@ -112,6 +117,22 @@ def _needs_job(run: Run, spec: ImageSpec, request: JobRequest) -> bool:
     except JobRecordError:
         return True
     return False
+
+
+def _still_running(run: Run, spec: ImageSpec, cluster: SlurmCluster, jobs: Jobs) -> bool:
+    """The job an earlier run of this release submitted for the image and Slurm still runs
+    (that run was killed while it waited): waited for, not submitted twice."""
+    earlier = run.state.record.images[spec.name].build.slurm_job
+    try:
+        state = cluster.job_state(earlier) if earlier else None
+    except SlurmError:
+        return False
+    if earlier is None or state is None or state.final:
+        return False
+    jobs.ids[spec.name] = earlier
+    run.ui.step(spec.name, f"Slurm job {earlier} of an earlier run still {state.state}: "
+                           "waiting for it")
+    return True
 
 
 def _submit(run: Run, spec: ImageSpec, slurm: SlurmRelease, jobs: Jobs) -> None:
@@ -126,6 +147,9 @@ def _submit(run: Run, spec: ImageSpec, slurm: SlurmRelease, jobs: Jobs) -> None:
         jobs.ids[spec.name] = slurm.cluster.submit(options, script)
     except SlurmError as exc:
         raise StepError(spec.name, "submit", str(exc)) from None
+    # Saved at once: a rerun after this process was killed waits for the job it finds here.
+    run.state.record.images[spec.name].build.slurm_job = jobs.ids[spec.name]
+    run.state.save()
     run.ui.step(spec.name, f"Slurm job {jobs.ids[spec.name]} ({name}) submitted")
 
 
@@ -184,9 +208,10 @@ def _taken(run: Run, spec: ImageSpec, record: ImageRecord, request: JobRequest,
                                  f"{folder / 'job.out'}")
         record.build.slurm_job = job
         raise refused from None
+    earlier = record.build.slurm_job  # the job of an earlier run, when this one made none
     try:
         take_entry(run, record, entry, folder)
-        record.build.slurm_job = job or record.build.slurm_job
+        record.build.slurm_job = job or earlier
         if entry.outcome == "xfail":
             return None
         if entry.failed:

@@ -25,7 +25,7 @@ from ngc_builder.pipeline.slurm_jobs import (
     job_script,
     sbatch_options,
 )
-from ngc_builder.records.record import ReleaseRecord, record_path
+from ngc_builder.records.record import ImageRecord, ReleaseRecord, record_path
 from ngc_builder.services.slurm import JobState, SlurmError
 from tests.unit.fake_engine import ALL, REGISTRY, TAG, FakeClient, Setup
 
@@ -259,3 +259,27 @@ def test_a_refused_submission_cancels_what_was_submitted_and_names_the_image(
     assert (refused.value.image, refused.value.step) == ("pytorch", "submit")
     assert "QOSMaxSubmitJobPerUserLimit" in refused.value.message
     assert not any((name, TAG) in setup.engine.registry for name in ALL)
+
+
+def test_a_job_an_earlier_killed_run_submitted_is_waited_for_not_submitted_again(
+        setup: Setup) -> None:
+    request = _request(setup.tmp)
+
+    class Earlier(Nodes):
+        def job_state(self, job_id: str) -> JobState | None:
+            if job_id == "77" and "77" not in self.states:  # still running when first asked
+                self.run_job("base")
+                self.states["77"] = JobState("COMPLETED")
+                return JobState("RUNNING")
+            return super().job_state(job_id)
+
+    nodes = Earlier(setup, request)
+    setup.record = None
+    run = setup.run()
+    run.state.record.images["base"] = ImageRecord(name="base", kind="base")
+    run.state.record.images["base"].build.slurm_job = "77"
+    release_on_slurm(run, setup.plan.images, SlurmRelease(nodes, SITE, request))
+    assert [name for name, _ in nodes.submitted] == ["cuda-cu13", "pytorch", "jax"]
+    record = run.state.record
+    assert record.images["base"].build.slurm_job == "77" and record.images["base"].push.promoted
+    assert "--dependency=afterok:77" in dict(nodes.submitted)["cuda-cu13"]
