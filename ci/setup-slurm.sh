@@ -46,7 +46,10 @@ ensure_packages() {
     command -v slurmd >/dev/null || missing+=(slurmd)
     command -v sbatch >/dev/null || missing+=(slurm-client)
     command -v munged >/dev/null || missing+=(munge)
-    [ ${#missing[@]} -eq 0 ] || apt_install slurm-wlm munge
+    # The two-node test cluster (tests/cluster/two_nodes.py) puts each node in a network
+    # namespace of its own: `ip` (iproute2), which a minimal Debian lacks.
+    command -v ip >/dev/null || missing+=(iproute2)
+    [ ${#missing[@]} -eq 0 ] || apt_install slurm-wlm munge iproute2
 }
 
 ensure_munge() {

@@ -21,6 +21,7 @@ from ngc_builder.errors import CONTROL, InputError, Problem
 from ngc_builder.manifest.site import SLURM_WORD_RE, SlurmSite
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.services.environment import VARIABLES, setting
+from ngc_builder.services.reference import NAME_RE
 
 JOB_PREFIX = "ngc-"
 # The node's own: which GPUs it validates with is the job's partition's, and the signing key
@@ -53,9 +54,12 @@ def job_name(release: str, spec: ImageSpec) -> str:
 def check_request(request: JobRequest, release: str, images: list[ImageSpec]) -> None:
     """Every job name a Slurm word, every path one line: refused before any job is
     submitted (all problems at once)."""
+    # The name is also the job's folder: a name of the manifest's kind (a-z 0-9 . _ -, no
+    # leading or trailing dot) never leads out of the jobs' folder.
     problems = [Problem("release", 0, f"image {spec.name[:80]!r}", "cannot name a Slurm job "
-                        "(letters, digits and ._:,- only)")
-                for spec in images if not SLURM_WORD_RE.fullmatch(job_name(release, spec))]
+                        "or its folder (a-z, 0-9 and ._- only)")
+                for spec in images if not SLURM_WORD_RE.fullmatch(job_name(release, spec))
+                or not NAME_RE.fullmatch(spec.name)]
     for label, path in (("project", request.root), ("manifest", request.manifest),
                         ("workdir", request.folder), ("--site", request.site_file)):
         if path is not None and CONTROL.search(str(path)):

@@ -13,6 +13,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from ngc_builder.cache.address import build_url
+from ngc_builder.cache.store import default_root
 from tests.conftest import DATA, REPO
 
 FRAMEWORK = """name: slow
@@ -68,6 +70,16 @@ class SlowProject:
     manifest: Path
     token: str  # in the layer's RUN command: finds the build's container
 
+    @property
+    def go_file(self) -> Path:
+        """In the package cache, which serves it to builds: a layer that sleeps until
+        `build_until` stops sleeping once it is there (`let_go`)."""
+        return default_root() / "files" / f"go-{self.token}"
+
+    def let_go(self) -> None:
+        self.go_file.parent.mkdir(parents=True, exist_ok=True)
+        self.go_file.write_text("go\n")
+
 
 def slow_project(root: Path, build_seconds: int = 0, validate_seconds: int = 0,
                  build_until: int | None = None) -> SlowProject:
@@ -81,8 +93,12 @@ def slow_project(root: Path, build_seconds: int = 0, validate_seconds: int = 0,
     slow = root / "frameworks" / "slow"
     slow.mkdir(parents=True)
     (slow / "framework.yaml").write_text(FRAMEWORK)
+    # Until the time, or until the test lets it go: the go file, asked of the package cache
+    # with the image's own Python (a rerun then waits for nothing).
+    asked = (f"/opt/venv/bin/python -c \"import urllib.request; urllib.request.urlopen("
+             f"'{build_url()}files/go-{token}', timeout=2)\" 2>/dev/null")
     wait = f"sleep {build_seconds}" if build_until is None else \
-        f"left=$(( {build_until} - $(date +%s) )); if [ $left -gt 0 ]; then sleep $left; fi"
+        f"until [ $(date +%s) -ge {build_until} ] || {asked}; do sleep 1; done"
     (slow / "layer.Dockerfile.j2").write_text(
         f"RUN {{{{ pip_install }}}} && echo {token} && {wait}\n")
     (slow / "probe.py").write_text(PROBE.replace("SECONDS", str(validate_seconds)))

@@ -18,7 +18,7 @@ import pytest
 from ngc_builder.services.registry import parse_registry
 from tests.conftest import wait_until
 from tests.faults.engines import SecondEngine, copy_image, leave_free, second_engine, unavailable
-from tests.faults.project import slow_project
+from tests.faults.project import SlowProject, slow_project
 from tests.faults.running import Release, containers_running, namespace, own_containers
 
 pytestmark = pytest.mark.faults
@@ -59,9 +59,16 @@ def test_engine_killed_mid_build_fails_the_build_in_one_line_and_the_rerun_build
 ) -> None:
     # The kill needs cuda-mini promoted while slow's layer still sleeps, and cuda-mini's push
     # runs beside that layer: 20 s to 50 s here. A fixed sleep lost that race on 2026-11-28
-    # (20 s, then 45 s); the layer sleeps until a time well past it instead, so the rerun
-    # waits only for what is left.
+    # (20 s, then 45 s); the layer sleeps until a time well past it instead, and the rerun's
+    # layer is let go at once (it waited for what was left: about 150 s of CI).
     project = slow_project(tmp_path / "project", build_until=int(time.time()) + 240)
+    try:
+        _killed_then_rerun(project, engine, tmp_path)
+    finally:
+        project.go_file.unlink(missing_ok=True)
+
+
+def _killed_then_rerun(project: SlowProject, engine: SecondEngine, tmp_path: Path) -> None:
     run = _release_on(engine, project.manifest, tmp_path)
     run.start()
     run.wait_for("slow: building")
@@ -78,6 +85,7 @@ def test_engine_killed_mid_build_fails_the_build_in_one_line_and_the_rerun_build
     assert images["slow"]["build"]["status"] == "failed"
     assert images["cuda-mini"]["push"]["status"] == "ok"
     engine.start()
+    project.let_go()
     assert run.run() == 0, run.stderr()[-3000:]
     assert [line for line in run.stderr().splitlines() if "building" in line] == [
         line for line in run.stderr().splitlines() if "slow: building" in line] != []

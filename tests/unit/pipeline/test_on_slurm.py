@@ -186,7 +186,8 @@ def test_the_job_script_quotes_every_value_and_carries_no_secret(
     monkeypatch.setenv("NGC_CACHE_DIR", "/shared/cache $(reboot)")
     monkeypatch.setenv("DOCKER_HOST", "tcp://submit-host:2375")
     request = replace(_request(tmp_path), root=tmp_path / "it's")
-    script = job_script(request, SlurmSite.model_validate({"cache_address": "10.0.0.5"}), setup.plan.get("jax"))
+    site = SlurmSite.model_validate({"cache_address": "10.0.0.5"})
+    script = job_script(request, site, setup.plan.get("jax"))
     assert "hunter2" not in script and "submit-host" not in script
     assert "export NGC_CACHE_DIR='/shared/cache $(reboot)'" in script
     assert "export NGC_CACHE_ADDRESS=10.0.0.5" in script
@@ -207,12 +208,12 @@ def test_cuda_images_go_to_the_gpu_partition_with_their_gpus(setup: Setup,
 
 def test_names_and_paths_that_cannot_go_into_a_job_are_refused_all_at_once(
         setup: Setup, tmp_path: Path) -> None:
-    hostile = replace(setup.plan.get("jax"), name="jax;reboot")
+    hostile = [replace(setup.plan.get("jax"), name=name) for name in ("jax;reboot", "..")]
     request = replace(_request(tmp_path), manifest=tmp_path / "a\nb.yaml")
     with pytest.raises(InputError) as refused:
-        check_request(request, "26.11", [setup.plan.get("base"), hostile])
-    assert [problem.field for problem in refused.value.problems] == ["image 'jax;reboot'",
-                                                                    "manifest"]
+        check_request(request, "26.11", [setup.plan.get("base"), *hostile])
+    assert [problem.field for problem in refused.value.problems] == [
+        "image 'jax;reboot'", "image '..'", "manifest"]
 
 
 def test_a_lost_controller_cancels_the_jobs_already_submitted(setup: Setup) -> None:
