@@ -54,6 +54,15 @@ def _run(*command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return done
 
 
+@dataclass(frozen=True)
+class NodeEngine:
+    host: str
+
+    def env(self) -> dict[str, str]:
+        kept = {k: v for k, v in os.environ.items() if not k.startswith("DOCKER_")}
+        return {**kept, "DOCKER_HOST": self.host}
+
+
 @dataclass
 class TwoNodes:
     folder: Path
@@ -76,6 +85,9 @@ class TwoNodes:
 
     def engine(self, node: str) -> str:
         return f"unix://{self.folder / node / 'docker.sock'}"
+
+    def node_engine(self, node: str) -> NodeEngine:
+        return NodeEngine(self.engine(node))
 
     def scontrol(self, *words: str) -> str:
         return subprocess.run(["scontrol", *words], capture_output=True, text=True,

@@ -48,6 +48,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from tests.faults.engine_os import alive, arguments, bridges_in, free_subnet, half, run, tool
 from tests.faults.engine_teardown import teardown
@@ -230,7 +231,16 @@ def engine_in_short_folder() -> Iterator[SecondEngine]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def copy_image(ref: str, engine: SecondEngine, timeout: float = 600) -> None:
+class AnEngine(Protocol):
+    """What copy_image needs of an engine: a second engine, a test cluster node's."""
+
+    @property
+    def host(self) -> str: ...
+
+    def env(self) -> dict[str, str]: ...
+
+
+def copy_image(ref: str, engine: AnEngine, timeout: float = 600) -> None:
     """`docker save ref` on the main engine piped into `docker load` on `engine`: the second
     engine gets an OS base without bootstrapping it."""
     save = subprocess.Popen([tool("docker"), "save", ref], stdout=subprocess.PIPE,

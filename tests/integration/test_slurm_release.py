@@ -2,9 +2,10 @@
 image a job on a node with its own empty engine, children after their parents, images handed
 on through a real registry by content key; the submitting side promotes and signs at the end.
 
-CI's case: the CI release's base and CUDA stack, the stack's job on the other node (the base's
-node is drained once its job runs, as an admin would), every blob pushed once. On demand: the
-whole CI release with a node lost mid-job, then the rerun."""
+CI's case: the CI release's base and CUDA stack on nodes that hold the release's OS image, the
+stack's job on the other node (the base's node is drained once its job runs, as an admin
+would), every blob pushed once. On demand: the whole CI release on empty nodes with a node
+lost mid-job, then the rerun."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.two_nodes import HUB, TwoNodes, two_nodes, unavailable
+from tests.cluster.two_nodes import HUB, NODES, TwoNodes, two_nodes, unavailable
 from tests.conftest import REPO
+from tests.faults.engines import copy_image
 from tests.integration.conftest import make_ci_root
 from tests.own_registry import OwnRegistry, free_port
 
@@ -104,8 +106,12 @@ def _blob_uploads(registry: OwnRegistry) -> Counter[str]:
 
 @pytest.mark.timeout(1800)
 def test_base_and_its_cuda_stack_build_as_jobs_on_two_nodes_and_are_promoted_once_all_passed(
-        tmp_path: Path, cluster: tuple[TwoNodes, OwnRegistry]) -> None:
+        tmp_path: Path, cluster: tuple[TwoNodes, OwnRegistry], locked_trixie_os: str) -> None:
     nodes, registry = cluster
+    # Nodes that made the release's OS image before, as a site's long-lived nodes have: it is
+    # copied in (making it on an empty engine is the on-demand case's, and test_reproducible's).
+    for node in NODES:
+        copy_image(locked_trixie_os, nodes.node_engine(node))
     manifest = _project(tmp_path / "project")
     build_dir = tmp_path / "build"
     address = f"{registry.host}/slurm"
