@@ -16,6 +16,7 @@ slurm:                   # `validate IMAGE --slurm`, `release --on slurm`
   build_time_limit: "04:00:00"
   cache_address: 10.0.0.5  # where the nodes' builds reach the package cache (default: each
                            # job serves it on its node's engine)
+  exclusive: true        # a node to itself per image job (false: share nodes, e.g. 8-GPU ones)
 ci:                      # runner labels / tags of the generated pipelines
   runner_labels: [self-hosted, linux, docker]
   gpu_runner_labels: [self-hosted, linux, docker, gpu]
@@ -87,6 +88,9 @@ class SlurmSite(Strict):
     build_partition: SlurmWord | None = None  # jobs that need no GPU (default: `partition`)
     build_time_limit: TimeLimit = "04:00:00"
     cache_address: IPvAnyAddress | None = None  # the package cache as the nodes' builds reach it
+    # A node to itself per image job (--exclusive): a build uses every core and the node's one
+    # engine, and siblings then spread over nodes instead of packing onto the first one.
+    exclusive: bool = True
 
 
 class CiSite(Strict):

@@ -123,6 +123,8 @@ def sbatch_options(site: SlurmSite, name: str, spec: ImageSpec, output: Path,
     if gpus:
         kind = f"{site.gpu_type}:" if site.gpu_type else ""
         options.append(f"--gres=gpu:{kind}{site.gpus}")
+    if site.exclusive:
+        options.append("--exclusive")
     if parent_job is not None:
         options.append(f"--dependency=afterok:{parent_job}")
     return options

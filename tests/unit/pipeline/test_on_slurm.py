@@ -107,7 +107,7 @@ def test_each_image_is_a_job_after_its_parents_and_all_are_promoted_after_the_la
         wanted = [f"--dependency=afterok:{ids[parent]}"] if parent else []
         assert [o for o in options if o.startswith("--dependency")] == wanted, name
         assert {"--no-requeue", "--kill-on-invalid-dep=yes", "--export=NONE",
-                "--partition=build"} <= set(options)
+                "--partition=build", "--exclusive"} <= set(options)
     # No release tag while jobs were being submitted: promotion waits for every job.
     assert not any((name, TAG) in seen for seen in nodes.tags_seen for name in ALL)
     for name in ALL:
@@ -204,6 +204,9 @@ def test_cuda_images_go_to_the_gpu_partition_with_their_gpus(setup: Setup,
         sbatch_options(site, "ngc-26.11-jax", setup.plan.get("jax"), out, "7"))
     base = sbatch_options(site, "ngc-26.11-base", setup.plan.get("base"), out, None)
     assert "--partition=cpu" in base and not any(o.startswith("--gres") for o in base)
+    shared = SlurmSite(partition="gpu", gpus=1, exclusive=False)
+    assert "--exclusive" not in sbatch_options(shared, "ngc-26.11-jax", setup.plan.get("jax"),
+                                               out, None)
 
 
 def test_names_and_paths_that_cannot_go_into_a_job_are_refused_all_at_once(
