@@ -90,8 +90,11 @@ def release_on_slurm(run: Run, images: list[ImageSpec], slurm: SlurmRelease) -> 
             if not _still_running(run, spec, slurm.cluster, jobs):
                 _submit(run, spec, slurm, jobs)
         _wait(run, slurm, jobs)
-    except BaseException:
+    except BaseException as exc:
         _cancel(slurm.cluster, jobs)  # Ctrl-C, a lost controller: no job goes on unwatched
+        if isinstance(exc, SlurmError):  # scontrol gone or silent: one line, not a traceback
+            raise StepError("release", "slurm", f"{exc}; the jobs this run submitted were "
+                            "cancelled (a rerun resumes from what they staged)") from None
         raise
     for spec in images:
         _conclude(run, spec, slurm.request, jobs)

@@ -287,3 +287,27 @@ def test_a_job_an_earlier_killed_run_submitted_is_waited_for_not_submitted_again
     record = run.state.record
     assert record.images["base"].build.slurm_job == "77" and record.images["base"].push.promoted
     assert "--dependency=afterok:77" in dict(nodes.submitted)["cuda-cu13"]
+
+
+def test_a_controller_that_stops_answering_cancels_the_jobs_and_stops_in_one_line(
+        setup: Setup) -> None:
+    cancelled: list[str] = []
+
+    class Silent(Nodes):
+        def submit(self, options: list[str], script: Path) -> str:
+            self.submitted.append((script.parent.name, options))
+            return str(len(self.submitted))
+
+        def job_state(self, job_id: str) -> JobState | None:
+            raise SlurmError("scontrol: no answer in 60s")
+
+        def cancel(self, job_id: str) -> None:
+            cancelled.append(job_id)
+
+    request = _request(setup.tmp)
+    with pytest.raises(StepError) as stopped:
+        release_on_slurm(setup.run(), setup.plan.images,
+                         SlurmRelease(Silent(setup, request), SITE, request))
+    assert stopped.value.message.startswith("scontrol: no answer in 60s; the jobs this run "
+                                            "submitted were cancelled")
+    assert cancelled == ["1", "2", "3", "4"]
