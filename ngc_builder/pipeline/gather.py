@@ -86,7 +86,8 @@ def take_entry(run: Run, record: ImageRecord, entry: ImageRecord, build_dir: Pat
 
 class _Copier:
     """Copies the files a job's record names (only from its own logs/ and reports/) into the
-    same folders beside this run's record; returns their new paths."""
+    same folders beside this run's record, a log after the lines this run wrote there (the
+    job's submission); returns their new paths."""
 
     def __init__(self, source: Path, target: Path) -> None:
         self.source, self.target = source, target
@@ -101,7 +102,11 @@ class _Copier:
         name = PurePosixPath(recorded)
         copied = self.target / name.parent.name / name.name
         copied.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(found, copied)
+        if name.parent.name == "logs":  # after what this run said of the image (its job)
+            with found.open("rb") as job_log, copied.open("ab") as log:
+                shutil.copyfileobj(job_log, log)
+        else:
+            shutil.copyfile(found, copied)
         return str(copied)
 
 

@@ -115,6 +115,8 @@ def test_each_image_is_a_job_after_its_parents_and_all_are_promoted_after_the_la
         assert image.push.promoted == [TAG, setup.keys[name].tag], name
         assert setup.engine.registry[(name, TAG)] == image.push.digest
         assert image.build.slurm_job == ids[name] and image.validation.verdict == "pass"
+    log = Path(record.images["jax"].build.log or "").read_text()
+    assert log.index("Slurm job 4 (ngc-26.11-jax) submitted") < log.index("building")
     # Each child's job pulled its parent as staged, and did not judge it again.
     child_job = json.loads(record_path(_request(setup.tmp).build_dir("jax"), "26.11")
                            .read_text())["images"]["cuda-cu13"]
