@@ -226,16 +226,17 @@ PartitionName=build Nodes=ALL Default=YES MaxTime=INFINITE State=UP
     # -- stop ------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        subprocess.run(["scancel", "--full", "--user=root"], env=self.env, capture_output=True,
-                       check=False, timeout=60)
+        if self.conf.is_file():
+            subprocess.run(["scancel", "--full", "--user=root"], env=self.env,
+                           capture_output=True, check=False, timeout=60)
         for name in (*(f"slurmd-{n}" for n in NODES), "slurmctld"):
-            _stop(self.pid(name))
+            _stop(self.pid(name), self.folder)
         for node in NODES:
-            _stop(_read_pid(self.folder / node / "docker.pid"))
+            _stop(_read_pid(self.folder / node / "docker.pid"), self.folder)
             for pid in _netns_pids(self.netns(node)):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-        _stop(_read_pid(self.folder / "munge" / "munged.pid"))
+        _stop(_read_pid(self.folder / "munge" / "munged.pid"), self.folder)
         mounts = _run("findmnt", "-rn", "-o", "TARGET", check=False).stdout.split()
         for target in sorted((m for m in mounts if m.startswith(f"{self.folder}/")),
                              reverse=True):
@@ -249,8 +250,10 @@ def _read_pid(path: Path) -> int | None:
     return None
 
 
-def _stop(pid: int | None, seconds: float = 20.0) -> None:
-    if pid is None:
+def _stop(pid: int | None, owner: Path, seconds: float = 20.0) -> None:
+    """SIGTERM, then SIGKILL, to `pid` if it is still a daemon of the cluster in `owner` (its
+    command line names that folder): a pid file outlives its process, and pids are reused."""
+    if pid is None or str(owner).encode() not in _cmdline(pid):
         return
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
@@ -261,6 +264,12 @@ def _stop(pid: int | None, seconds: float = 20.0) -> None:
                 return
             time.sleep(0.1)
         os.kill(pid, signal.SIGKILL)
+
+
+def _cmdline(pid: int) -> bytes:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    return b""
 
 
 def _zombie(pid: int) -> bool:
@@ -313,9 +322,22 @@ def _net_down() -> None:
     _run("ip", "link", "del", f"{PREFIX}h0", check=False)
 
 
+def sweep_leftovers() -> list[Path]:
+    """What a killed session left (its daemons by their pid files, its mounts, its folder):
+    its slurmctld would still hold the controller's port. Returns the folders removed."""
+    swept = []
+    for folder in sorted(Path(tempfile.gettempdir()).glob(f"{PREFIX}-*")):
+        if folder.is_dir() and not folder.is_symlink():
+            TwoNodes(folder, 0).stop()
+            shutil.rmtree(folder, ignore_errors=True)
+            swept.append(folder)
+    return swept
+
+
 @contextlib.contextmanager
 def two_nodes(registry_port: int) -> Iterator[TwoNodes]:
     """The cluster up (its nodes idle), torn down on the way out whatever happened."""
+    sweep_leftovers()
     folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}-", dir="/tmp"))  # short: socket paths
     folder.chmod(0o755)  # munged, as the munge user, reaches its folder through it
     cluster = TwoNodes(folder, registry_port)
