@@ -5,6 +5,7 @@
 # slurmctld and slurmd with a slurm.conf of our own, state, spool and logs under the state dir.
 # Safe to run again: a cluster that already answers is kept as it is.
 set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 if [ "$(id -u)" -eq 0 ]; then default_state=/var/lib/ngc-builder
 else default_state="${XDG_STATE_HOME:-$HOME/.local/state}/ngc-builder"; fi
@@ -89,21 +90,10 @@ SlurmctldPidFile=$SLURM_DIR/slurmctld.pid
 SlurmdPidFile=$SLURM_DIR/slurmd.pid
 SlurmctldLogFile=$SLURM_DIR/slurmctld.log
 SlurmdLogFile=$SLURM_DIR/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-MpiDefault=none
-ReturnToService=2
-# Finished jobs stay queryable (scontrol show job) for an hour; the completion log keeps
-# every final state for good.
-MinJobAge=3600
+$(cat "$HERE/slurm-plugins.conf")
+# The completion log keeps every final state for good.
 JobCompType=jobcomp/filetxt
 JobCompLoc=$SLURM_DIR/jobcomp.log
-KillWait=5
 OverTimeLimit=0
 $node State=UNKNOWN
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP

@@ -36,6 +36,8 @@ CONTROLLER_PORT, NODE_PORT = 7817, 7818
 TOOLS = ("slurmctld", "slurmd", "sbatch", "munged", "munge", "dockerd", "nsenter", "unshare",
          "ip")
 UP_SECONDS = 90.0
+# The plugins and policies ci/setup-slurm.sh's one-node cluster runs with too.
+PLUGINS = Path(__file__).resolve().parents[2] / "ci" / "slurm-plugins.conf"
 
 
 def unavailable() -> str | None:
@@ -155,18 +157,9 @@ SlurmctldPidFile={folder}/run/slurmctld.pid
 SlurmdPidFile={folder}/run/slurmd-%n.pid
 SlurmctldLogFile={folder}/log/slurmctld.log
 SlurmdLogFile={folder}/log/slurmd-%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-MpiDefault=none
-ReturnToService=2
+{PLUGINS.read_text().strip()}
+# A lost node is DOWN (its job NODE_FAIL) within about 30 s, not the default's 5 minutes.
 SlurmdTimeout=10
-MinJobAge=3600
-KillWait=5
 {nodes}
 PartitionName=build Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
