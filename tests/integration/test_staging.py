@@ -16,8 +16,12 @@ from tests.faults.engines import SecondEngine, copy_image, engine_in_short_folde
 from tests.faults.project import slow_project
 from tests.faults.running import Release, namespace
 
-# --offline runs read the shared package cache: `ci_packages` fills it first.
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
+# --offline runs read the shared package cache: `ci_packages` fills it first. Extended since
+# 2026-11-29 (CI's budget): CI stages and takes back staged candidates in its GitLab pipeline
+# and two-node Slurm cases, and the whole pipeline (extended) runs the GPU jobs that pull and
+# gate them again; this test's 80-100 s went to the Slurm case.
+pytestmark = [pytest.mark.integration, pytest.mark.extended,
+              pytest.mark.usefixtures("ci_packages")]
 TAG = "26.11-py3"
 
 
