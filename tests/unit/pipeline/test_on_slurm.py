@@ -221,19 +221,26 @@ def test_names_and_paths_that_cannot_go_into_a_job_are_refused_all_at_once(
         "image 'jax;reboot'", "image '..'", "manifest"]
 
 
-def test_a_lost_controller_cancels_the_jobs_already_submitted(setup: Setup) -> None:
-    cancelled: list[str] = []
+def _unanswering(error: BaseException, cancelled: list[str]) -> type[Nodes]:
+    """A cluster that queues every job (runs none) and whose every poll raises `error`."""
 
-    class Lost(Nodes):
+    class Unanswering(Nodes):
         def submit(self, options: list[str], script: Path) -> str:
             self.submitted.append((script.parent.name, options))
             return str(len(self.submitted))
 
         def job_state(self, job_id: str) -> JobState | None:
-            raise KeyboardInterrupt
+            raise error
 
         def cancel(self, job_id: str) -> None:
             cancelled.append(job_id)
+
+    return Unanswering
+
+
+def test_a_lost_controller_cancels_the_jobs_already_submitted(setup: Setup) -> None:
+    cancelled: list[str] = []
+    Lost = _unanswering(KeyboardInterrupt(), cancelled)
 
     request = _request(setup.tmp)
     run = setup.run()
@@ -294,17 +301,7 @@ def test_a_job_an_earlier_killed_run_submitted_is_waited_for_not_submitted_again
 def test_a_controller_that_stops_answering_cancels_the_jobs_and_stops_in_one_line(
         setup: Setup) -> None:
     cancelled: list[str] = []
-
-    class Silent(Nodes):
-        def submit(self, options: list[str], script: Path) -> str:
-            self.submitted.append((script.parent.name, options))
-            return str(len(self.submitted))
-
-        def job_state(self, job_id: str) -> JobState | None:
-            raise SlurmError("scontrol: no answer in 60s")
-
-        def cancel(self, job_id: str) -> None:
-            cancelled.append(job_id)
+    Silent = _unanswering(SlurmError("scontrol: no answer in 60s"), cancelled)
 
     request = _request(setup.tmp)
     with pytest.raises(StepError) as stopped:
