@@ -1,6 +1,6 @@
 """The builder's own lock (requirements/builder.txt) against pyproject.toml and the code.
 
-  check          run in a venv that has exactly the lock (ci/check-deps.sh makes one): every
+  check          run in a venv that has exactly the lock (make setup makes one): every
                  requirement of pyproject.toml (runtime and dev) is pinned inside its range,
                  the venv holds nothing the lock lacks, every import in the tree is the
                  standard library, first-party or a locked distribution, and every module of
@@ -64,7 +64,8 @@ def venv_problems(locked: dict[str, str]) -> Iterator[str]:
         if name == "ngc-builder":
             continue
         if locked.get(name) != dist.version:
-            yield f"venv: {name}=={dist.version} is installed, the lock says {locked.get(name)}"
+            yield (f"venv: {name}=={dist.version} is installed, the lock says "
+                   f"{locked.get(name)} (a venv of the lock alone: rm -rf .venv && make setup)")
 
 
 def imported_names(path: Path) -> Iterator[tuple[int, str]]:

@@ -1,8 +1,10 @@
-"""The two-platform CI release through `release`, as a release engineer runs it: each image
-built for linux/amd64 and linux/arm64 on this amd64 host, the arm64 one validated under
-emulation, both pushed, and the candidate, key and release tags each one index over both. Plain
-`docker` and the CLI's own registry client read the index; each platform's manifest is signed
-and has its own SBOM; a second run finds everything published and builds nothing."""
+"""A two-platform release through `release`, as a release engineer runs it: the CI release's
+base and stack under the small `purepy` framework, each image built for linux/amd64 and
+linux/arm64 on this amd64 host, the arm64 one validated under emulation, both pushed, and the
+candidate, key and release tags each one index over both. Plain `docker` and the CLI's own
+registry client read the index; each platform's manifest is signed and has its own SBOM; a
+second run finds everything published and builds nothing. CPU JAX through the same path (its
+emulated tier: 2 min of QEMU) is in `make test-extended`."""
 
 from __future__ import annotations
 
@@ -36,7 +38,8 @@ from tests.integration.test_signing import cosign_verify
 pytestmark = pytest.mark.integration
 
 ARM = "linux/arm64"
-IMAGES = ("base", "cuda-mini", "jax")
+LEAF = "purepy"
+IMAGES = ("base", "cuda-mini", LEAF)
 
 
 def _release(root: Path, manifest: Path, registry: str, *extra: str,
@@ -47,20 +50,35 @@ def _release(root: Path, manifest: Path, registry: str, *extra: str,
                       done.stderr)
 
 
-@pytest.fixture(scope="module")
-def released(locked_trixie_os: str, tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
-    root = tmp_path_factory.mktemp("arm64-release")
-    run = _release(root, _project(root), f"{REGISTRY_HOST}/arm-{secrets.token_hex(4)}")
+def _released(root: Path, manifest: Path, leaf: str) -> ReleaseRun:
+    run = _release(root, manifest, f"{REGISTRY_HOST}/arm-{secrets.token_hex(4)}")
     assert run.code == 0, run.stderr[-3000:]
-    # jax, a leaf, left the engine once published (both platforms) where this run built it,
-    # and stayed where the run found it there already (an earlier session's, same key); the
+    # The leaf left the engine once published (both platforms) where this run built it, and
+    # stayed where the run found it there already (an earlier session's, same key); the
     # parents stayed either way.
-    client, jax = docker.from_env(), run.record["images"]["jax"]
-    for build in (jax["build"], jax["platforms"][ARM]["build"]):
+    client, image = docker.from_env(), run.record["images"][leaf]
+    for build in (image["build"], image["platforms"][ARM]["build"]):
         assert held_locally(client, build["image_id"]) == build["reused"], build
     assert held_locally(client, run.record["images"]["cuda-mini"]["platforms"][ARM]["build"][
         "image_id"])
     return pull_back(run)
+
+
+@pytest.fixture(scope="module")
+def released(locked_trixie_os: str, tmp_path_factory: pytest.TempPathFactory) -> ReleaseRun:
+    root = tmp_path_factory.mktemp("arm64-release")
+    return _released(root, _small_project(root, LEAF, "ci-arm64-stage"), LEAF)
+
+
+def _report(step: dict[str, Any]) -> dict[str, Any]:
+    """The validation report a record's image (or platform entry) names."""
+    report: dict[str, Any] = json.loads(Path(step["validation"]["report"]).read_text())
+    return report
+
+
+def _messages(report: dict[str, Any], status: str) -> dict[str, str]:
+    return {check["id"]: check["message"] for check in report["checks"]
+            if check["status"] == status}
 
 
 def test_every_image_ships_arm64_built_here_and_validated_emulated(
@@ -72,26 +90,40 @@ def test_every_image_ships_arm64_built_here_and_validated_emulated(
             ("ok", "pass", None), name
         assert docker_client.api.inspect_image(arm["build"]["image_id"])["Architecture"] \
             == "arm64"
-    report = json.loads(Path(images["jax"]["platforms"][ARM]["validation"]["report"])
-                        .read_text())
+    arm = images[LEAF]["platforms"][ARM]
+    report = _report(arm)
     assert report["environment"]["platform"] == ARM
     assert report["environment"]["emulated"].startswith("QEMU user-mode")
-    # The emulated tier: the platform's code loads, links and runs one operation; its
-    # numerics and servers wait for a native node, and say so.
-    jax_arm = images["jax"]["platforms"][ARM]["validation"]
-    assert report["environment"]["scope"] == "emulated" == jax_arm["scope"]
-    passed = {check["id"] for check in report["checks"] if check["status"] == "pass"}
-    assert {"jax.bf16_matmul", "framework.import", "pip.check", "framework.libraries",
-            "stack.wheels"} <= passed
-    skipped = {check["id"]: check["message"] for check in report["checks"]
-               if check["status"] == "skip"}
+    # The emulated tier: the static checks and the one operation the probe marks for it run
+    # the platform's code; the rest waits for a native node, and says so.
+    assert report["environment"]["scope"] == "emulated" == arm["validation"]["scope"]
+    passed = _messages(report, "pass")
+    assert {"framework.import", "pip.check", "stack.wheels", "purepy.works"} <= set(passed)
+    assert passed["purepy.works"].endswith("works on aarch64")
+    skipped = _messages(report, "skip")
     assert skipped["gpu.driver"] == "no GPU"
+    assert skipped["purepy.sums"].startswith("not in the emulated tier")
+    host = _report(images[LEAF])
+    assert host["environment"]["scope"] == "full"
+    assert {"purepy.works", "purepy.sums"} <= set(_messages(host, "pass"))
+
+
+@pytest.mark.extended  # the same path with a compiled framework: 2 min of QEMU (docs/testing.md)
+def test_cpu_jax_runs_its_emulated_tier_on_arm64(
+        locked_trixie_os: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("arm64-jax")
+    jax = _released(root, _project(root), "jax").record["images"]["jax"]
+    arm = jax["platforms"][ARM]
+    report = _report(arm)
+    assert report["environment"]["scope"] == "emulated" == arm["validation"]["scope"]
+    assert {"jax.bf16_matmul", "framework.import", "pip.check", "framework.libraries",
+            "stack.wheels"} <= set(_messages(report, "pass"))
+    skipped = _messages(report, "skip")
     for numerics in ("jax.train_cpu", "jax.precision_cpu", "jax.dist.multiprocess_cpu"):
         assert skipped[numerics].startswith("not in the emulated tier"), numerics
-    host = json.loads(Path(images["jax"]["validation"]["report"]).read_text())
+    host = _report(jax)
     assert host["environment"]["scope"] == "full"
-    assert {"jax.train_cpu", "jax.precision_cpu"} <= {
-        check["id"] for check in host["checks"] if check["status"] == "pass"}
+    assert {"jax.train_cpu", "jax.precision_cpu"} <= set(_messages(host, "pass"))
 
 
 def test_release_and_key_tags_are_one_index_over_both_platforms(released: ReleaseRun) -> None:
@@ -108,10 +140,10 @@ def test_release_and_key_tags_are_one_index_over_both_platforms(released: Releas
 
 def _sbom_arches(registry: HttpRegistry, digest: str) -> set[str]:
     """The Debian architectures the SBOM beside `digest` lists (its one layer, read raw)."""
-    artifact = registry.get_manifest("jax", sbom_tag(digest))
+    artifact = registry.get_manifest(LEAF, sbom_tag(digest))
     assert artifact is not None, digest
     [layer] = json.loads(artifact.body)["layers"]
-    document = json.loads(registry.get_blob("jax", layer["digest"]))
+    document = json.loads(registry.get_blob(LEAF, layer["digest"]))
     return {component["purl"].rpartition("?arch=")[2] for component in document["components"]
             if component["purl"].startswith("pkg:deb/") and "?arch=" in component["purl"]}
 
@@ -120,10 +152,10 @@ def test_cosign_verifies_the_index_and_each_platform_each_with_its_own_sbom(
         released: ReleaseRun) -> None:
     registry = parse_registry(released.registry)
     public = state_dir() / "signing" / PUBLIC_FILE  # the builder's own key: none configured
-    record = released.record["images"]["jax"]
+    record = released.record["images"][LEAF]
     arm64 = record["platforms"][ARM]["digest"]
     for digest in (record["push"]["digest"], record["push"]["host_digest"], arm64):
-        done = cosign_verify(f"{released.registry}/jax@{digest}", public)
+        done = cosign_verify(f"{released.registry}/{LEAF}@{digest}", public)
         assert done.returncode == 0, done.stderr
         [claim] = json.loads(done.stdout)
         assert claim["critical"]["image"]["docker-manifest-digest"] == digest
@@ -138,7 +170,7 @@ def _docker(*command: str) -> str:
 
 
 def test_plain_docker_pulls_each_platform_of_the_release_tag(released: ReleaseRun) -> None:
-    ref = f"{released.registry}/jax:26.11-py3"
+    ref = f"{released.registry}/{LEAF}:26.11-py3"
     listed = json.loads(_docker("manifest", "inspect", "--insecure", ref))
     assert sorted(entry["platform"]["architecture"] for entry in listed["manifests"]) == \
         ["amd64", "arm64"]
@@ -267,16 +299,16 @@ def test_verify_checks_each_platform_and_names_a_swapped_arm64_signature(
     """Last in this module: it damages what the release pushed."""
     code, checks, _ = _verify(released)
     assert code == 0
-    record = released.record["images"]["jax"]
+    record = released.record["images"][LEAF]
     arm64, amd64 = record["platforms"][ARM]["digest"], record["push"]["host_digest"]
-    for key in ("jax 26.11-py3 linux/amd64", "jax 26.11-py3 linux/arm64",
-                f"jax {signature_tag(arm64)}", f"jax {sbom_tag(arm64)}"):
+    for key in (f"{LEAF} 26.11-py3 linux/amd64", f"{LEAF} 26.11-py3 linux/arm64",
+                f"{LEAF} {signature_tag(arm64)}", f"{LEAF} {sbom_tag(arm64)}"):
         assert key in checks and checks[key] is None, key
     registry = parse_registry(released.registry)
-    amd64_signature = registry.get_manifest("jax", signature_tag(amd64))
+    amd64_signature = registry.get_manifest(LEAF, signature_tag(amd64))
     assert amd64_signature is not None
-    registry.put_manifest("jax", signature_tag(arm64), amd64_signature)  # a hostile push
+    registry.put_manifest(LEAF, signature_tag(arm64), amd64_signature)  # a hostile push
     code, checks, stderr = _verify(released)
     assert code == 1
-    assert checks[f"jax {signature_tag(arm64)}"] is not None
-    assert f"jax:{signature_tag(arm64)}" in stderr
+    assert checks[f"{LEAF} {signature_tag(arm64)}"] is not None
+    assert f"{LEAF}:{signature_tag(arm64)}" in stderr

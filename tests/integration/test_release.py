@@ -161,7 +161,9 @@ def test_registry_down_makes_the_push_fail_loudly(ci_release: ReleaseRun, tmp_pa
 
 def test_the_next_release_tags_the_same_base_and_cuda_digests(ci_release: ReleaseRun) -> None:
     """A month later nothing below the frameworks moved: `plan` says the shared layers are
-    only promoted, and the release tags their published digests instead of rebuilding them."""
+    only promoted, and the release tags their published digests instead of rebuilding them.
+    (Only the stack is released here: jax's new build and push add a minute and nothing to
+    what is shown; `plan` shows it gets a new key.)"""
     manifest = ci_release.manifest.with_name("ci-next.yaml")
     manifest.write_text(ci_release.manifest.read_text().replace('release: "26.11"',
                                                                 'release: "26.12"'))
@@ -177,7 +179,7 @@ def test_the_next_release_tags_the_same_base_and_cuda_digests(ci_release: Releas
     # jax names its release: a new key, built (or reused from an earlier run on this engine).
     assert decisions["jax"]["build"] in ("build", "reuse")
     assert decisions["jax"]["key"] != ci_release.record["images"]["jax"]["build"]["key"]
-    done = cli("release", str(manifest), *common, "--only", "jax", "--json", "--quiet")
+    done = cli("release", str(manifest), *common, "--only", "cuda-mini", "--json", "--quiet")
     assert done.returncode == 0, done.stderr[-2000:]
     images, before = json.loads(done.stdout)["images"], ci_release.record["images"]
     registry = parse_registry(ci_release.registry)
@@ -186,6 +188,4 @@ def test_the_next_release_tags_the_same_base_and_cuda_digests(ci_release: Releas
         assert images[shared]["push"]["digest"] == digest and images[shared]["build"]["reused"]
         assert registry.manifest_digest(shared, "26.12-py3") == digest
         assert registry.manifest_digest(shared, TAG) == digest
-    assert images["jax"]["build"]["key"] == decisions["jax"]["key"]
-    assert images["jax"]["push"]["digest"] != before["jax"]["push"]["digest"]
-    assert registry.manifest_digest("jax", "26.12-py3") == images["jax"]["push"]["digest"]
+    assert "jax" not in images and registry.manifest_digest("jax", "26.12-py3") is None
