@@ -30,10 +30,10 @@ import docker.errors
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ngc_builder.build.image import build_image  # noqa: E402
-from ngc_builder.build.osbase import locked_bootstrap  # noqa: E402
-from ngc_builder.build.platform import HostStage, platform_context  # noqa: E402
-from ngc_builder.build.wheel_install import VenvTree  # noqa: E402
+from ngc_builder.assemble.image import build_image  # noqa: E402
+from ngc_builder.assemble.osbase import locked_bootstrap  # noqa: E402
+from ngc_builder.assemble.platform import HostStage, platform_context  # noqa: E402
+from ngc_builder.assemble.wheel_install import VenvTree  # noqa: E402
 from ngc_builder.cache.network import BuildNetwork  # noqa: E402
 from ngc_builder.cache.store import PackageCache, default_root, open_cache  # noqa: E402
 from ngc_builder.lock.models import OsLock  # noqa: E402

@@ -15,7 +15,7 @@ from ngc_builder.commands.guard import guarded
 from ngc_builder.redact import redacted_output
 
 if TYPE_CHECKING:
-    from ngc_builder.build.osbase import Strategy
+    from ngc_builder.assemble.osbase import Strategy
 
 # Each command imports its own module when it runs: `release` answers a no-op re-run in less
 # time than importing every command's modules would take (pipeline/noop.py).

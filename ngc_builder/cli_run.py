@@ -14,7 +14,7 @@ from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.pipeline.options import RunPolicy
 
 if TYPE_CHECKING:
-    from ngc_builder.build.osbase import Strategy
+    from ngc_builder.assemble.osbase import Strategy
 
 
 @click.command()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ngc_builder.build import packages as package_sets
+from ngc_builder.assemble import packages as package_sets
 from ngc_builder.catalog.model import Component, PackageChange, PackageDiff, Packages
 from ngc_builder.catalog.source import Sources, package_lists
 from ngc_builder.records import archive

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
-from ngc_builder.build import packages
+from ngc_builder.assemble import packages
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import DATA_LIMIT, read_text
 from ngc_builder.manifest.models import RELEASE_RE

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ngc_builder.build.osbase import (
+from ngc_builder.assemble.osbase import (
     Strategy,
     ensure_os_image,
     locked_bootstrap,
     obtain_os_image,
 )
-from ngc_builder.build.osrepro import locked_os_packages, os_packages
+from ngc_builder.assemble.osrepro import locked_os_packages, os_packages
 from ngc_builder.cache.fetch import fetch_debs
 from ngc_builder.cache.fill import base_mirror
 from ngc_builder.cache.store import default_root, open_cache

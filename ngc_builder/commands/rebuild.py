@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngc_builder.build import packages
+from ngc_builder.assemble import packages
 from ngc_builder.clock import now
 from ngc_builder.commands.release import ReleaseOptions, release_command
 from ngc_builder.errors import InputError, Problem

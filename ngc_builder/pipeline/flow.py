@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ngc_builder.build.image import project_source
-from ngc_builder.build.osbase import locked_bootstrap
+from ngc_builder.assemble.image import project_source
+from ngc_builder.assemble.osbase import locked_bootstrap
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.cache.store import PackageCache, default_root, open_cache
 from ngc_builder.errors import InputError, Problem

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from ngc_builder.build.osbase import Bootstrap, Strategy, obtain_os_image
+from ngc_builder.assemble.osbase import Bootstrap, Strategy, obtain_os_image
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.drivers import strictest_driver

@@ -11,8 +11,8 @@ from __future__ import annotations
 import docker.errors
 import requests
 
-from ngc_builder.build import packages, sizegate
-from ngc_builder.build.image import BuildOutcome, build_image, build_labels
+from ngc_builder.assemble import packages, sizegate
+from ngc_builder.assemble.image import BuildOutcome, build_image, build_labels
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError, os_problem
 from ngc_builder.pipeline import judge, reuse, tidy

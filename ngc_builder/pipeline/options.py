@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ngc_builder.build.osbase import Strategy
+    from ngc_builder.assemble.osbase import Strategy
 
 
 @dataclass(frozen=True)

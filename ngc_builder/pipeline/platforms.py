@@ -1,6 +1,6 @@
 """An image's other platforms (`linux/arm64`) inside its release run. Once the build host's
 own image passed validation and the size gate, each other platform is built on this host
-(build/platform.py: wheels installed and their bytecode compiled here, only maintainer scripts
+(assemble/platform.py: wheels installed and their bytecode compiled here, only maintainer scripts
 emulated), validated under emulation, and after the push the candidate tag becomes one index
 over them.
 
@@ -12,9 +12,9 @@ release notes say why.
 
 from __future__ import annotations
 
-from ngc_builder.build.image import build_image
-from ngc_builder.build.platform import HostStage, context_tars, platform_context
-from ngc_builder.build.wheel_install import VenvTree
+from ngc_builder.assemble.image import build_image
+from ngc_builder.assemble.platform import HostStage, context_tars, platform_context
+from ngc_builder.assemble.wheel_install import VenvTree
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import ImageLock

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ngc_builder.build.image import project_revision
+from ngc_builder.assemble.image import project_revision
 from ngc_builder.cache.store import PackageCache
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import DATA_LIMIT, read_text

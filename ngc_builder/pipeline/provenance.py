@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from ngc_builder import __version__
-from ngc_builder.build import packages
+from ngc_builder.assemble import packages
 from ngc_builder.cache.store import file_sha256
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError

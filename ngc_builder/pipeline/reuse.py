@@ -9,7 +9,7 @@ import contextlib
 import docker.errors
 import requests
 
-from ngc_builder.build import packages
+from ngc_builder.assemble import packages
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.platforms import HOST_PLATFORM, others
 from ngc_builder.pipeline.adopt import published_labels, published_validation

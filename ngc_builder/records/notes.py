@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngc_builder.build import packages
+from ngc_builder.assemble import packages
 from ngc_builder.lock.diff import release_changes
 from ngc_builder.lock.models import load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease

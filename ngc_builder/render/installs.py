@@ -95,8 +95,8 @@ def family_install(family: list[PipPackage]) -> str:
     return f"printf '%s\\n'{lines} \\\n  | {_pip('/dev/stdin', '--no-deps ')}"
 
 
-# Another platform's wheels, installed on the build host (build/wheel_install.py) and their
-# bytecode compiled natively (build/host_compile.py), in this tar beside the Dockerfile, which
+# Another platform's wheels, installed on the build host (assemble/wheel_install.py) and their
+# bytecode compiled natively (assemble/host_compile.py), in this tar beside the Dockerfile, which
 # ADDs it: neither pip nor the compiler runs emulated. The base layer's tar is the venv itself.
 VENV_TAR = "venv.tar"
 

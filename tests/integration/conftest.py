@@ -154,7 +154,7 @@ def test_images_removed() -> Iterator[None]:
 def trixie_os(docker_client: Any) -> str:
     """The trixie OS image (`ngc-local/os-debian-trixie:13`), bootstrapped if the engine lacks
     it: tests that start from the bare OS never skip for want of it."""
-    from ngc_builder.build.osbase import ensure_os_image
+    from ngc_builder.assemble.osbase import ensure_os_image
     from ngc_builder.manifest.models import BaseImage
     from ngc_builder.manifest.source import load_yaml
     from ngc_builder.plan.dag import os_ref
@@ -172,7 +172,7 @@ def locked_trixie_os(docker_client: Any, ci_packages: None,
     """The CI lock's own trixie image (`ngc-local/os-debian-trixie:13-<lock digest>`, what
     the CI release and the fault suite build FROM), made from the cached .debs when the
     engine lacks it, as a release makes it: a second engine gets it copied in."""
-    from ngc_builder.build.osbase import locked_bootstrap
+    from ngc_builder.assemble.osbase import locked_bootstrap
     from ngc_builder.cache.store import default_root, open_cache
     from ngc_builder.pipeline.console import Ui
     from ngc_builder.pipeline.images import obtain_os_images

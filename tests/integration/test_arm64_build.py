@@ -21,10 +21,10 @@ from typing import Any
 import docker.errors
 import pytest
 
-from ngc_builder.build.image import build_image
-from ngc_builder.build.osbase import locked_bootstrap
-from ngc_builder.build.platform import HostStage, platform_context
-from ngc_builder.build.wheel_install import VenvTree
+from ngc_builder.assemble.image import build_image
+from ngc_builder.assemble.osbase import locked_bootstrap
+from ngc_builder.assemble.platform import HostStage, platform_context
+from ngc_builder.assemble.wheel_install import VenvTree
 from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.pipeline.cache import ready_cache
 from ngc_builder.pipeline.console import Ui

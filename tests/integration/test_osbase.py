@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.build.osbase import bootstrap
+from ngc_builder.assemble.osbase import bootstrap
 from ngc_builder.manifest.models import BaseImage
 from ngc_builder.manifest.source import load_yaml
 from ngc_builder.services.mirror import host_debian_mirror

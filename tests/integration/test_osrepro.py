@@ -14,8 +14,8 @@ from typing import Any
 import docker.errors
 import pytest
 
-from ngc_builder.build.osbase import ensure_os_image
-from ngc_builder.build.osrepro import (
+from ngc_builder.assemble.osbase import ensure_os_image
+from ngc_builder.assemble.osrepro import (
     load_rootfs,
     locked_os_packages,
     os_packages,

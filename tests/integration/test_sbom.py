@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import requests
 
-from ngc_builder.build import packages
+from ngc_builder.assemble import packages
 from ngc_builder.lock.models import ReleaseLock, load_lock
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import ReleasePlan, plan_release

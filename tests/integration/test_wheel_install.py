@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.build.wheel_install import VenvTree, install_wheels
+from ngc_builder.assemble.wheel_install import VenvTree, install_wheels
 from ngc_builder.cache.fetch import fetch_wheels
 from ngc_builder.cache.store import open_cache
 from ngc_builder.lock.pip import resolve_pip

@@ -15,7 +15,7 @@ from typing import IO, Any
 import docker.errors
 import requests
 
-from ngc_builder.build.packages import DPKG_LIST, PIP_LIST
+from ngc_builder.assemble.packages import DPKG_LIST, PIP_LIST
 from ngc_builder.pipeline.console import Ui
 from ngc_builder.pipeline.images import run_images
 from ngc_builder.pipeline.run import (

@@ -107,7 +107,7 @@ def test_no_any_on_the_engine_or_registry_boundary() -> None:
 
 
 def test_the_stage_packages_form_a_chain_without_cycles() -> None:
-    """Stages import only earlier stages (services < manifest < plan < render < build <
+    """Stages import only earlier stages (services < manifest < plan < render < assemble <
     validate < records < publish < pipeline < commands): the layout reads as the pipeline."""
     packages: dict[str, set[str]] = {}
     for module, targets in import_graph().items():
@@ -166,7 +166,7 @@ def test_a_stage_importing_a_later_one_is_found() -> None:
     graph = {"ngc_builder.render.contexts": {"ngc_builder.validate.hostrun"},
              "ngc_builder.runner.core": {"ngc_builder.errors"},
              "ngc_builder.errors": {"ngc_builder.services.engine"},
-             "ngc_builder.build.image": {"ngc_builder.render.contexts"}}
+             "ngc_builder.assemble.image": {"ngc_builder.render.contexts"}}
     assert late_imports(graph, documented_order()) == [
         "ngc_builder.errors -> ngc_builder.services.engine",
         "ngc_builder.render.contexts -> ngc_builder.validate.hostrun",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.build.image import project_source
+from ngc_builder.assemble.image import project_source
 from ngc_builder.errors import Problem, StepError
 from ngc_builder.files import write_atomic
 from ngc_builder.redact import strip_userinfo

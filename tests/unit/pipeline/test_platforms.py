@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.build.image import BuildOutcome
+from ngc_builder.assemble.image import BuildOutcome
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import OsLock, PlatformLock
 from ngc_builder.manifest.load import load_release

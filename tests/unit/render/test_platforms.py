@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.build.image import build_image
+from ngc_builder.assemble.image import build_image
 from ngc_builder.lock.models import load_lock
 from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline.prepare import prepare

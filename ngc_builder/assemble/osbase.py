@@ -17,7 +17,7 @@ from typing import Literal
 import docker.errors
 import docker.utils
 
-from ngc_builder.build.osrepro import load_rootfs, reproducible_rootfs
+from ngc_builder.assemble.osrepro import load_rootfs, reproducible_rootfs
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import AptPackage, OsLock
 from ngc_builder.manifest.models import BaseImage

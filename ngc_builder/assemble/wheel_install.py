@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ngc_builder.build.wheel_paths import (
+from ngc_builder.assemble.wheel_paths import (
     VENV,
     VenvTree,
     WheelError,
@@ -40,7 +40,7 @@ from ngc_builder.build.wheel_paths import (
     destination,
     member_destination,
 )
-from ngc_builder.build.wheel_stream import Inflating, TarWriter, read_small, script_head
+from ngc_builder.assemble.wheel_stream import Inflating, TarWriter, read_small, script_head
 from ngc_builder.files import file_sha256
 from ngc_builder.lock.models import PipPackage
 

@@ -1,5 +1,5 @@
 """Another platform's build context: the render's files, and its wheels installed on the
-build host into the venv tar its Dockerfile ADDs (build/wheel_install.py)."""
+build host into the venv tar its Dockerfile ADDs (assemble/wheel_install.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ngc_builder.build.host_compile import compile_natively, copy_venv
-from ngc_builder.build.wheel_install import VenvTree, WheelError, install_wheels
+from ngc_builder.assemble.host_compile import compile_natively, copy_venv
+from ngc_builder.assemble.wheel_install import VenvTree, WheelError, install_wheels
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import ImageLock, PipPackage
 from ngc_builder.render.contexts import RenderedImage

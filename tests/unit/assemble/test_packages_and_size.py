@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ngc_builder.build import packages, sizegate
+from ngc_builder.assemble import packages, sizegate
 from ngc_builder.manifest.load import load_release
 from ngc_builder.manifest.sizes import parse_size
 from tests.conftest import WriteRelease

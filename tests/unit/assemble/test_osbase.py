@@ -8,7 +8,7 @@ from typing import Any
 import docker.errors
 import pytest
 
-from ngc_builder.build.osbase import _obtain, ensure_os_image, obtain_os_image
+from ngc_builder.assemble.osbase import _obtain, ensure_os_image, obtain_os_image
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.models import BaseImage
 from ngc_builder.services.engine import Engine

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ngc_builder.build.wheel_install import VenvTree, WheelError, install_wheels
+from ngc_builder.assemble.wheel_install import VenvTree, WheelError, install_wheels
 from ngc_builder.lock.models import PipPackage
 
 pytestmark = pytest.mark.unit

@@ -17,7 +17,7 @@ import zlib
 from pathlib import PurePosixPath
 from types import TracebackType
 
-from ngc_builder.build.wheel_paths import VenvTree, WheelError
+from ngc_builder.assemble.wheel_paths import VenvTree, WheelError
 
 CHUNK = 1 << 20
 SHEBANG = re.compile(rb"#!pythonw?(?:[ \t]+(.*?))?\r?")

@@ -17,8 +17,8 @@ from typing import IO, Any
 
 import pytest
 
-from ngc_builder.build import osrepro
-from ngc_builder.build.osrepro import (
+from ngc_builder.assemble import osrepro
+from ngc_builder.assemble.osrepro import (
     flat_repo,
     image_config,
     load_rootfs,

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from ngc_builder.build.host_compile import _append_pycs, _Chunks, _rerooted, _write_sources
+from ngc_builder.assemble.host_compile import _append_pycs, _Chunks, _rerooted, _write_sources
 
 pytestmark = pytest.mark.unit
 
