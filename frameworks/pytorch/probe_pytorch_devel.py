@@ -2,6 +2,12 @@
 the binding, nvcc for a ``__global__`` kernel, ninja to drive them) for the release's GPU
 targets, then loaded; on a GPU its kernel runs. Only stdlib and torch.
 
+The build runs in the image's environment as users get it: the probe sets no variable. Without
+TORCH_CUDA_ARCH_LIST torch asks the GPU which architecture to build for, and fails where there
+is none, so the devel image sets it from the release (framework.yaml `devel_env`); a devel image
+without it, or with other targets, fails here. In host mode the node's environment decides:
+unset, torch builds for the node's own GPUs, and the library is checked for those.
+
 The build is kept for the process: the GPU check runs what the T2 check built.
 """
 
@@ -58,21 +64,40 @@ def arch_list(targets: list[str]) -> str:
     return ";".join([*ordered[:-1], f"{ordered[-1]}+PTX"])
 
 
+def built_for(ctx: ProbeContext) -> list[str] | None:
+    """The targets the build is held to: the release's (None) where the environment sets them
+    as the release says, the host's own GPUs in host mode where it sets none."""
+    wanted = arch_list([str(target) for target in ctx.expect.get("gpu_targets", [])])
+    found = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    ctx.evidence("torch_cuda_arch_list", found)
+    if found is None and ctx.host_mode:
+        import torch
+
+        if not torch.cuda.is_available():
+            ctx.fail("TORCH_CUDA_ARCH_LIST is not set and there is no GPU here: torch cannot "
+                     f"know which architecture to build for (set it, e.g. to {wanted})")
+        capabilities = map(torch.cuda.get_device_capability, range(torch.cuda.device_count()))
+        return sorted({f"{major}.{minor}" for major, minor in capabilities})
+    if found is None:
+        ctx.fail("the image does not set TORCH_CUDA_ARCH_LIST: torch.utils.cpp_extension asks "
+                 "the GPU for its architecture and fails where there is none (a login node, "
+                 f"CI); the release's GPUs are {wanted} (framework.yaml devel_env)")
+    if found != wanted and not ctx.host_mode:
+        ctx.fail(f"the image sets TORCH_CUDA_ARCH_LIST={found}; the release's GPUs are {wanted}")
+    return None
+
+
 def build(ctx: ProbeContext) -> tuple[Any, str]:
     """The extension module and its library, built once per process."""
     if "module" in _BUILT:
         return _BUILT["module"], _BUILT["library"]
-    home = ctx.cuda_home()
-    targets = [str(target) for target in ctx.expect.get("gpu_targets", [])]
-    os.environ.setdefault("CUDA_HOME", home)  # before cpp_extension reads it, at import
-    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list(targets)
-    os.environ.setdefault("MAX_JOBS", str(os.cpu_count() or 1))
+    ctx.cuda_home()  # skips where there is no toolkit (not a devel image)
+    _BUILT["targets"] = built_for(ctx)
     from torch.utils import cpp_extension
 
     folder = Path(tempfile.mkdtemp(prefix="ngc-torch-ext-"))
     atexit.register(shutil.rmtree, folder, True)  # the library stays loaded until exit
     ctx.evidence("cuda_home", cpp_extension.CUDA_HOME)
-    ctx.evidence("torch_cuda_arch_list", os.environ["TORCH_CUDA_ARCH_LIST"])
     try:
         module = cpp_extension.load_inline(
             NAME, cpp_sources=DECLARATION, cuda_sources=CUDA_SOURCE, functions=["axpy"],
@@ -88,7 +113,7 @@ def cuda_extension(ctx: ProbeContext) -> str:
     module, library = build(ctx)
     if not callable(getattr(module, "axpy", None)):
         ctx.fail(f"{library} loaded but has no axpy function")
-    covered = ctx.gpu_code_covers(library)
+    covered = ctx.gpu_code_covers(library, _BUILT["targets"])
     return f"torch.utils.cpp_extension built and loaded {Path(library).name}: {covered}"
 
 

@@ -10,6 +10,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from pydantic import AfterValidator, Field, model_validator
 
+from ngc_builder.manifest.devel_env import EnvName, EnvTemplate
 from ngc_builder.manifest.models import (
     Identifier,
     Name,
@@ -42,6 +43,8 @@ class Framework(Strict):
         default_factory=list)
     # The researcher tools that work with it (a release row may then ask for them).
     tools: list[ToolName] = Field(default_factory=list)
+    # What its devel image sets for extension builds, from the release (manifest/devel_env.py).
+    devel_env: dict[EnvName, EnvTemplate] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _has_default_variant(self) -> Framework:

@@ -58,7 +58,13 @@ from ngc_builder.records.evidence import check_evidence
 from ngc_builder.records.record import ReleaseRecord, record_path
 from ngc_builder.render.content_keys import ImageKey, content_keys
 from ngc_builder.render.platforms import platform_os_refs
-from ngc_builder.services.engine import Engine, connect, gpu_mode, remove_stale_containers
+from ngc_builder.services.engine import (
+    DockerEngine,
+    Engine,
+    connect,
+    gpu_mode,
+    remove_stale_containers,
+)
 from ngc_builder.services.registry import Registry, RegistryError
 from ngc_builder.services.slurm import SlurmCluster, SubprocessSlurm
 from ngc_builder.validate import baselines
@@ -70,6 +76,9 @@ class Host:
     """What a release finds on the machine it runs on; tests hand in their own."""
 
     connect: Callable[[], Engine] = connect
+    # Not asked to answer: the submit side of --on slurm (a login node, often without Docker)
+    # builds nothing; only a registry that refuses the API's tagging falls back to an engine.
+    unchecked: Callable[[], Engine] = DockerEngine
     gpu_mode: Callable[[], str] = gpu_mode
     preflight: Preflight = host_preflight
     slurm: Callable[[], SlurmCluster] = SubprocessSlurm  # the site's cluster
@@ -91,7 +100,8 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
             return None
         ui = Ui(release_dir / "logs", show_logs=options.show_logs)
         try:
-            services = RunServices(host.connect(), ui, cluster=cluster, signing=signing)
+            engine = host.connect() if on_slurm is None else host.unchecked()
+            services = RunServices(engine, ui, cluster=cluster, signing=signing)
             return _run(options, prepared, services, mode, on_slurm)
         finally:
             ui.close()

@@ -13,6 +13,7 @@ import jinja2
 
 from ngc_builder.lock.models import ImageLock
 from ngc_builder.manifest.devel import cuda_home
+from ngc_builder.manifest.devel_env import devel_environment
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.render.environment import env_instruction
@@ -32,7 +33,7 @@ _PLAIN_PATH = re.compile(r"[A-Za-z0-9/._-]+\Z")
 def devel_parts(env: jinja2.Environment, spec: ImageSpec, context: dict[str, object],
                 loaded: LoadedRelease, locked: ImageLock) -> tuple[str, dict[str, bytes]]:
     """The Dockerfile text and the files of its build context."""
-    assert spec.stack is not None
+    assert spec.stack is not None and spec.entry is not None
     stack = loaded.release.cuda_stacks[spec.stack]
     base = loaded.bases[spec.base]
     home = cuda_home(stack, base.python)
@@ -47,6 +48,8 @@ def devel_parts(env: jinja2.Environment, spec: ImageSpec, context: dict[str, obj
         **context, image=spec, cuda_home=home, cuda_major=stack.cuda_major,
         **wheel_install(LOCK_FILE, locked.pip, context),
         apt_install=apt_install(locked.apt, list(base.devel_apt_packages)),
-        environment=env_instruction({"CUDA_HOME": home, "CUDA_PATH": home}))
+        environment=env_instruction({"CUDA_HOME": home, "CUDA_PATH": home, **devel_environment(
+            loaded.frameworks[spec.entry.framework].spec.devel_env,
+            loaded.release.targets_of(spec.entry))}))
     return text, files
 

@@ -170,9 +170,10 @@ class Context:
         """The CUDA toolkit a devel check builds with; skips where there is none."""
         return str(toolkit.cuda_home(self))
 
-    def gpu_code_covers(self, path: str) -> str:
-        """Fail unless the built library at `path` has SASS for every release GPU target."""
-        return toolkit.gpu_code_covers(self, path)
+    def gpu_code_covers(self, path: str, targets: list[str] | None = None) -> str:
+        """Fail unless the built library at `path` has SASS for every release GPU target
+        (or every one of `targets`)."""
+        return toolkit.gpu_code_covers(self, path, targets)
 
     def measure(
         self, metric: str, unit: str, sample: Callable[[], float], repeats: int = perf.MIN_REPEATS,

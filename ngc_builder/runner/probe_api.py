@@ -66,8 +66,9 @@ class ProbeContext(Protocol):
         """The CUDA toolkit of a devel image (or host); skips the check where there is none."""
         ...
 
-    def gpu_code_covers(self, path: str) -> str:
-        """Fails unless the library at `path` has SASS for every GPU target of the release."""
+    def gpu_code_covers(self, path: str, targets: list[str] | None = None) -> str:
+        """Fails unless the library at `path` has SASS for every GPU target of the release
+        (or of `targets`: what it was built for, such as a host's own GPUs)."""
         ...
 
     def measure(self, metric: str, unit: str, sample: Callable[[], float]) -> str: ...

@@ -16,7 +16,8 @@ import pytest
 
 from tests.faults.engines import SecondEngine, engine_in_short_folder, unavailable
 from tests.faults.running import Release, namespace
-from tests.integration.conftest import make_ci_root
+from tests.integration.conftest import cli, make_ci_root
+from tests.integration.test_arm64_build import _project as two_platform_project
 
 # --offline runs read the shared package cache: `ci_packages` fills it first.
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
@@ -56,6 +57,15 @@ def empty_engine() -> Any:
         yield started
 
 
+def _compare(name: str, one: dict[str, Any], other: dict[str, Any]) -> None:
+    layers = one["RootFS"]["Layers"], other["RootFS"]["Layers"]
+    same = sum(a == b for a, b in zip(*layers, strict=True))
+    print(f"{name}: {same}/{len(layers[0])} layers identical; config differs in "
+          f"{sorted(_differing(one, other))}")
+    assert layers[0] == layers[1], name
+    assert _differing(one, other) <= TIMES, name
+
+
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("images", [
     ("base",),  # CI's case: the OS, apt, a venv, the runner's hash-checked bytecode, ADDs
@@ -72,9 +82,26 @@ def test_two_engines_at_different_times_build_the_same_layers(
         one = _inspected(main, here[name]["build"]["image_id"])
         other = _inspected(second, there[name]["build"]["image_id"])
         assert here[name]["build"]["created"] != there[name]["build"]["created"]
-        layers = one["RootFS"]["Layers"], other["RootFS"]["Layers"]
-        same = sum(a == b for a, b in zip(*layers, strict=True))
-        print(f"{name}: {same}/{len(layers[0])} layers identical; config differs in "
-              f"{sorted(_differing(one, other))}")
-        assert layers[0] == layers[1], name
-        assert _differing(one, other) <= TIMES, name
+        _compare(name, one, other)
+
+
+@pytest.mark.extended  # an empty engine bootstraps the arm64 OS under QEMU: 15-25 min here
+@pytest.mark.timeout(3600)
+def test_two_engines_build_the_same_layers_of_jax_on_both_platforms(
+        tmp_path: Path, empty_engine: SecondEngine) -> None:
+    """The two-platform CI release (base, the stack, CPU JAX; each for linux/amd64 and
+    linux/arm64) on the main engine and on an empty one: every layer of every platform's
+    image the same."""
+    project = two_platform_project(tmp_path / "project")
+    fetched = cli("fetch", str(project))  # its arm64 files too: the runs below are --offline
+    assert fetched.returncode == 0, fetched.stderr[-2000:]
+    here = _built(project, tmp_path / "main", {}, "jax")
+    there = _built(project, tmp_path / "second", {"DOCKER_HOST": empty_engine.host}, "jax")
+    main, second = docker.from_env(), docker.DockerClient(base_url=empty_engine.host)
+    for name in ("base", "cuda-mini", "jax"):
+        ours, theirs = here[name], there[name]
+        _compare(name, _inspected(main, ours["build"]["image_id"]),
+                 _inspected(second, theirs["build"]["image_id"]))
+        for platform, entry in ours["platforms"].items():
+            _compare(f"{name} {platform}", _inspected(main, entry["build"]["image_id"]),
+                     _inspected(second, theirs["platforms"][platform]["build"]["image_id"]))

@@ -54,6 +54,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TwoNodes
             registry.stop()
 
 
+NO_ENGINE = "unix:///nonexistent/docker.sock"
+
+
 def _project(root: Path) -> Path:
     manifest = make_ci_root(root)
     (root / "site.yaml").write_text(SITE)
@@ -65,9 +68,11 @@ def _release(nodes: TwoNodes, manifest: Path, registry: str, build_dir: Path,
     command = [sys.executable, "-m", "ngc_builder", "release", str(manifest), "--on", "slurm",
                "--registry", registry, "--build-dir", str(build_dir), "--os-source",
                "bootstrap", "--json", "--quiet", *extra]
+    # The submitting side as on a login node without Docker: only the nodes build.
     return subprocess.Popen(command, cwd=REPO, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE,
-                            env={**nodes.env, "NGC_REGISTRY_INSECURE": "1"})
+                            env={**nodes.env, "NGC_REGISTRY_INSECURE": "1",
+                                 "DOCKER_HOST": NO_ENGINE})
 
 
 def _job(nodes: TwoNodes, job_id: str) -> dict[str, str]:

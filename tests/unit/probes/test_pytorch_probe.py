@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
 
 from ngc_builder.runner.report import CheckResult
+from ngc_builder.runner.suite import Check, RunEnv, run_check
 from tests.unit.probes.fake_torch import FakeTorch, fake_conv_fwd_bwd
 from tests.unit.probes.probing import LoadProbe, run_gpu_check
 
@@ -159,3 +161,50 @@ def test_a_missing_onnx_stack_is_a_skip_on_a_host_and_a_failure_in_an_image(
     env = RunEnv({}, "none", False, False, 0, host_mode=host_mode)
     result = run_check(Check("torch.onnx_export", "T2", False, probe.onnx_export), env)
     assert result.status == status and "onnxruntime" in result.message
+
+
+# The devel probe builds as users would: it sets no variable, and holds the image's
+# TORCH_CUDA_ARCH_LIST to the release's targets (issue 44: the probe used to set it itself).
+@pytest.fixture
+def devel(load_probe: LoadProbe) -> ModuleType:
+    return load_probe("pytorch", "probe_pytorch_devel")
+
+
+def _targets_held(devel: ModuleType, monkeypatch: pytest.MonkeyPatch, value: str | None,
+                  host_mode: bool = False) -> CheckResult:
+    if value is None:
+        monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    else:
+        monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", value)
+    env = RunEnv({"gpu_targets": ["9.0", "8.0"]}, "none", False, False, host_mode=host_mode)
+    return run_check(Check("torch.devel.targets", "T2", False,
+                           lambda ctx: str(devel.built_for(ctx))), env)
+
+
+def test_a_devel_image_without_the_arch_list_fails_naming_the_release_targets(
+        devel: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _targets_held(devel, monkeypatch, None)
+    assert (result.status, result.fault) == ("fail", "image")
+    assert "does not set TORCH_CUDA_ARCH_LIST" in result.message
+    assert "8.0;9.0+PTX" in result.message
+    assert "TORCH_CUDA_ARCH_LIST" not in os.environ  # and it set none
+
+
+def test_a_devel_image_with_other_targets_fails_and_the_right_list_passes(
+        devel: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = _targets_held(devel, monkeypatch, "9.0")
+    assert wrong.status == "fail" and "TORCH_CUDA_ARCH_LIST=9.0" in wrong.message
+    right = _targets_held(devel, monkeypatch, "8.0;9.0+PTX")
+    assert (right.status, right.message) == ("pass", "None")  # held to the release's targets
+
+
+def test_host_mode_without_the_list_builds_for_the_nodes_own_gpus(
+        devel: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2,
+                           get_device_capability=lambda index: (9, 0))
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))
+    result = _targets_held(devel, monkeypatch, None, host_mode=True)
+    assert (result.status, result.message) == ("pass", "['9.0']")
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    none = _targets_held(devel, monkeypatch, None, host_mode=True)
+    assert none.status == "fail" and "there is no GPU here" in none.message
