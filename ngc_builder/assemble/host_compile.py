@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import io
 import tarfile
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -25,6 +27,7 @@ from ngc_builder.services.engine import Engine
 STAGE = "/ngc-stage"
 VENV = PurePosixPath("/opt/venv")
 MAX_PYC_BYTES = 4 * 1024**3  # what a compile may give back, all .pyc files together
+MAX_SPOOL_BYTES = 8 * 1024**3  # an archive the engine sends back, sources included
 WAIT_S = 1800
 
 
@@ -90,9 +93,9 @@ def _append_pycs(stream: IO[bytes], venv_tar: Path, site_packages: PurePosixPath
     """The __pycache__ folders and .pyc files of the archive `stream` (rooted at
     site-packages' own name), appended to `venv_tar` root-owned and dated `epoch`."""
     added, total = 0, 0
-    with tarfile.open(fileobj=stream, mode="r|") as found, \
+    with _in_name_order(stream, venv_tar.parent) as (found, members), \
             tarfile.open(venv_tar, "a", format=tarfile.PAX_FORMAT) as out:
-        for member in found:
+        for member in members:
             parts = PurePosixPath(member.name).parts
             if len(parts) < 2 or parts[0] != site_packages.name or ".." in parts:
                 continue
@@ -120,7 +123,7 @@ def copy_venv(engine: Engine, host_image: str, out: Path, image: str) -> int:
         raise StepError(image, "venv", f"cannot read {host_image}: {exc}") from None
     try:
         chunks, _ = container.get_archive(str(VENV))
-        return _rerooted(io.BufferedReader(_Chunks(chunks)), out)
+        return _rerooted(io.BufferedReader(_Chunks(chunks)), out, out.parent)
     except (docker.errors.DockerException, requests.RequestException, tarfile.TarError) as exc:
         raise StepError(image, "venv", f"{exc.__class__.__name__}: {exc}") from None
     finally:
@@ -128,11 +131,29 @@ def copy_venv(engine: Engine, host_image: str, out: Path, image: str) -> int:
             container.remove(force=True)
 
 
-def _rerooted(stream: IO[bytes], out: Path) -> int:
+@contextlib.contextmanager
+def _in_name_order(stream: IO[bytes], spool: Path) -> Iterator[tuple[tarfile.TarFile,
+                                                                     list[tarfile.TarInfo]]]:
+    """The archive `stream` and its members sorted by name. The engine's archive lists a
+    folder in the order its file system reads it, which differs from one data root to another
+    (a layer built from it differed between two engines, its files the same): a layer's tar
+    lists its entries in one order wherever it is made. Spooled to a file in `spool`, never
+    past MAX_SPOOL_BYTES (the engine's answer is input too)."""
+    with tempfile.TemporaryFile(dir=spool) as copy:
+        while chunk := stream.read(1 << 20):
+            if copy.tell() + len(chunk) > MAX_SPOOL_BYTES:
+                raise tarfile.TarError("the engine's archive is larger than 8 GB")
+            copy.write(chunk)
+        copy.seek(0)
+        with tarfile.open(fileobj=copy, mode="r:") as found:
+            yield found, sorted(found.getmembers(), key=lambda member: member.name)
+
+
+def _rerooted(stream: IO[bytes], out: Path, spool: Path) -> int:
     count = 0
-    with tarfile.open(fileobj=stream, mode="r|") as found, \
+    with _in_name_order(stream, spool) as (found, members), \
             tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as written:
-        for member in found:
+        for member in members:
             parts = PurePosixPath(member.name).parts
             if not parts or parts[0] != VENV.name or ".." in parts or not (
                     member.isfile() or member.isdir() or member.issym()):

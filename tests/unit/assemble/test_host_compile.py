@@ -64,12 +64,39 @@ def test_the_venv_copy_keeps_links_and_lands_under_opt(tmp_path: Path) -> None:
                     ("venv/pyvenv.cfg", b"home = /usr/bin\n", ""),
                     ("venv/../etc/passwd", b"root::0:0::/:/bin/sh\n", ""),
                     ("elsewhere/x", b"", ""))
-    assert _rerooted(given, tmp_path / "venv.tar") == 3
+    assert _rerooted(given, tmp_path / "venv.tar", tmp_path) == 3
     entries = names(tmp_path / "venv.tar")
     assert set(entries) == {"opt/venv", "opt/venv/bin/python", "opt/venv/pyvenv.cfg"}
     assert entries["opt/venv/bin/python"].linkname == "python3"
     assert entries["opt/venv/pyvenv.cfg"].mtime == 123456789  # pip's .pyc stay valid
     assert entries["opt/venv/pyvenv.cfg"].uid == 0
+
+
+def test_the_same_files_listed_in_another_order_give_the_same_tar_bytes(tmp_path: Path) -> None:
+    """An engine lists a folder in its file system's order, which differs between data roots:
+    two engines' base images had every amd64 layer the same and the arm64 venv layer not."""
+    files = [("venv", None, ""), ("venv/bin", None, ""), ("venv/bin/python", None, "python3"),
+             ("venv/pyvenv.cfg", b"home = /usr/bin\n", ""), ("venv/lib", None, "")]
+    pycs = [("site-packages/a/__pycache__", None, ""),
+            ("site-packages/a/__pycache__/x.cpython-313.pyc", b"x", ""),
+            ("site-packages/b/__pycache__", None, ""),
+            ("site-packages/b/__pycache__/y.cpython-313.pyc", b"y", "")]
+    made = []
+    for order in (files, files[::-1]):
+        out = tmp_path / f"venv-{len(made)}.tar"
+        _rerooted(archive(*order), out, tmp_path)
+        _append_pycs(archive(*(pycs if not made else pycs[::-1])), out, SITE, 86400)
+        made.append(out.read_bytes())
+    assert made[0] == made[1]
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "venv-0.tar", tmp_path / "venv-1.tar"]
+
+
+def test_an_archive_past_its_bound_is_refused_before_it_fills_the_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ngc_builder.assemble.host_compile.MAX_SPOOL_BYTES", 4096)
+    big = archive(("venv", None, ""), ("venv/blob", b"x" * 10_000, ""))
+    with pytest.raises(tarfile.TarError, match="larger than"):
+        _rerooted(big, tmp_path / "venv.tar", tmp_path)
 
 
 def test_only_the_sources_go_to_the_compiler(tmp_path: Path) -> None:
