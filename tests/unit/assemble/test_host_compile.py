@@ -81,7 +81,7 @@ def test_the_same_files_listed_in_another_order_give_the_same_tar_bytes(tmp_path
             ("site-packages/a/__pycache__/x.cpython-313.pyc", b"x", ""),
             ("site-packages/b/__pycache__", None, ""),
             ("site-packages/b/__pycache__/y.cpython-313.pyc", b"y", "")]
-    made = []
+    made: list[bytes] = []
     for order in (files, files[::-1]):
         out = tmp_path / f"venv-{len(made)}.tar"
         _rerooted(archive(*order), out, tmp_path)
