@@ -112,9 +112,11 @@ def _append_pycs(stream: IO[bytes], venv_tar: Path, site_packages: PurePosixPath
     return added
 
 
-def copy_venv(engine: Engine, host_image: str, out: Path, image: str) -> int:
+def copy_venv(engine: Engine, host_image: str, out: Path, image: str, epoch: int) -> int:
     """`out`: the host platform's /opt/venv, taken from `host_image` as its files are (modes,
-    links, times: pip's own .pyc stay valid), owned by root; returns how many entries."""
+    links, times: pip's own .pyc stay valid), owned by root, after /opt itself dated `epoch`
+    (as the host platform's venv step left it: `ADD` would date it with the build's time);
+    returns how many entries."""
     try:
         # Any: the archive calls are docker-py's own, beyond what Engine's protocol names.
         container: Any = engine.containers.create(host_image, ["true"], entrypoint=[],
@@ -123,7 +125,7 @@ def copy_venv(engine: Engine, host_image: str, out: Path, image: str) -> int:
         raise StepError(image, "venv", f"cannot read {host_image}: {exc}") from None
     try:
         chunks, _ = container.get_archive(str(VENV))
-        return _rerooted(io.BufferedReader(_Chunks(chunks)), out, out.parent)
+        return _rerooted(io.BufferedReader(_Chunks(chunks)), out, out.parent, epoch)
     except (docker.errors.DockerException, requests.RequestException, tarfile.TarError) as exc:
         raise StepError(image, "venv", f"{exc.__class__.__name__}: {exc}") from None
     finally:
@@ -149,10 +151,11 @@ def _in_name_order(stream: IO[bytes], spool: Path) -> Iterator[tuple[tarfile.Tar
             yield found, sorted(found.getmembers(), key=lambda member: member.name)
 
 
-def _rerooted(stream: IO[bytes], out: Path, spool: Path) -> int:
+def _rerooted(stream: IO[bytes], out: Path, spool: Path, epoch: int) -> int:
     count = 0
     with _in_name_order(stream, spool) as (found, members), \
             tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as written:
+        written.addfile(_entry(VENV.parent, tarfile.DIRTYPE, 0o755, 0, epoch))
         for member in members:
             parts = PurePosixPath(member.name).parts
             if not parts or parts[0] != VENV.name or ".." in parts or not (

@@ -36,7 +36,8 @@ def platform_context(rendered: RenderedImage, folder: Path, locked: ImageLock,
     target = rendered.write(folder, owned=True)
     name = rendered.spec.name
     if rendered.spec.kind == "base":
-        entries = copy_venv(stage.engine, stage.image, target / VENV_TAR, name)
+        entries = copy_venv(stage.engine, stage.image, target / VENV_TAR, name,
+                            stage.tree.epoch)
         sink(f"{rendered.platform}: the venv of {stage.image[:19]} ({entries} entries)")
     else:
         for tar, names in rendered.venv_tars.items():

@@ -64,9 +64,11 @@ def test_the_venv_copy_keeps_links_and_lands_under_opt(tmp_path: Path) -> None:
                     ("venv/pyvenv.cfg", b"home = /usr/bin\n", ""),
                     ("venv/../etc/passwd", b"root::0:0::/:/bin/sh\n", ""),
                     ("elsewhere/x", b"", ""))
-    assert _rerooted(given, tmp_path / "venv.tar", tmp_path) == 3
+    assert _rerooted(given, tmp_path / "venv.tar", tmp_path, 86400) == 3
     entries = names(tmp_path / "venv.tar")
-    assert set(entries) == {"opt/venv", "opt/venv/bin/python", "opt/venv/pyvenv.cfg"}
+    assert set(entries) == {"opt", "opt/venv", "opt/venv/bin/python", "opt/venv/pyvenv.cfg"}
+    # /opt itself dated the epoch: ADD would give the folder it adds to the build's time
+    assert (entries["opt"].mtime, entries["opt"].uid, entries["opt"].mode) == (86400, 0, 0o755)
     assert entries["opt/venv/bin/python"].linkname == "python3"
     assert entries["opt/venv/pyvenv.cfg"].mtime == 123456789  # pip's .pyc stay valid
     assert entries["opt/venv/pyvenv.cfg"].uid == 0
@@ -84,7 +86,7 @@ def test_the_same_files_listed_in_another_order_give_the_same_tar_bytes(tmp_path
     made: list[bytes] = []
     for order in (files, files[::-1]):
         out = tmp_path / f"venv-{len(made)}.tar"
-        _rerooted(archive(*order), out, tmp_path)
+        _rerooted(archive(*order), out, tmp_path, 86400)
         _append_pycs(archive(*(pycs if not made else pycs[::-1])), out, SITE, 86400)
         made.append(out.read_bytes())
     assert made[0] == made[1]
@@ -96,7 +98,7 @@ def test_an_archive_past_its_bound_is_refused_before_it_fills_the_disk(
     monkeypatch.setattr("ngc_builder.assemble.host_compile.MAX_SPOOL_BYTES", 4096)
     big = archive(("venv", None, ""), ("venv/blob", b"x" * 10_000, ""))
     with pytest.raises(tarfile.TarError, match="larger than"):
-        _rerooted(big, tmp_path / "venv.tar", tmp_path)
+        _rerooted(big, tmp_path / "venv.tar", tmp_path, 86400)
 
 
 def test_only_the_sources_go_to_the_compiler(tmp_path: Path) -> None:
