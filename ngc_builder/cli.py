@@ -170,7 +170,8 @@ def report(manifest: Path, root: Path | None, build_dir: Path, out: Path, as_jso
 @REGISTRY
 @BUILD_DIR
 @click.option("--fresh", is_flag=True,
-              help="Build every image anew, even those the registry still holds.")
+              help="Build every layer anew: neither the registry's images nor the "
+                   "engine's cache.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 16), default=2, show_default=True)
 @JSON
 def rebuild(release_id: str, archive_dir: Path, root: Path | None, registry: str | None,

@@ -22,7 +22,7 @@ import docker.errors
 import requests
 
 from ngc_builder.errors import StepError
-from ngc_builder.services.engine import Engine
+from ngc_builder.services.engine import Engine, discard
 
 STAGE = "/ngc-stage"
 VENV = PurePosixPath("/opt/venv")
@@ -47,8 +47,7 @@ def compile_natively(engine: Engine, host_image: str, venv_tar: Path, site_packa
     except (docker.errors.DockerException, requests.RequestException, tarfile.TarError) as exc:
         raise StepError(image, "compile", f"{exc.__class__.__name__}: {exc}") from None
     finally:
-        with contextlib.suppress(docker.errors.DockerException, requests.RequestException):
-            container.remove(force=True)
+        discard(container)
 
 
 def _compile_in(container: Any, venv_tar: Path, site_packages: str, epoch: int,
@@ -129,8 +128,7 @@ def copy_venv(engine: Engine, host_image: str, out: Path, image: str, epoch: int
     except (docker.errors.DockerException, requests.RequestException, tarfile.TarError) as exc:
         raise StepError(image, "venv", f"{exc.__class__.__name__}: {exc}") from None
     finally:
-        with contextlib.suppress(docker.errors.DockerException, requests.RequestException):
-            container.remove(force=True)
+        discard(container)
 
 
 @contextlib.contextmanager

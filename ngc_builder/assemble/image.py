@@ -1,5 +1,6 @@
 """Build: one image through the engine's streamed build API, with the labels that say what
-it was built from and where."""
+it was built from and where, its config then written again at the lock's epoch
+(assemble/imageconfig.py): the same inputs give the same image ID on any engine."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import docker.errors
 import requests
 
+from ngc_builder.assemble.imageconfig import reproducible_image
 from ngc_builder.cache.network import BuildNetwork
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.platforms import HOST_PLATFORM
@@ -27,6 +29,7 @@ class BuildOutcome:
     image_id: str
     seconds: float
     size_bytes: int
+    built_id: str  # the builder's own image: image_id before its config was written again
 
 
 def build_labels(
@@ -86,7 +89,9 @@ def build_image(
         stream = engine.api.build(path=str(context_dir), tag=rendered.local_ref, labels=labels,
                                   rm=True, forcerm=True, pull=False, decode=True,
                                   nocache=nocache, **options)
-        image_id = consume_build(stream, sink)
+        built = consume_build(stream, sink)
+        image_id = reproducible_image(engine, spec.name, built, rendered.local_ref,
+                                      rendered.epoch)
         size = int(engine.api.inspect_image(image_id)["Size"])
     except StreamError as exc:
         raise StepError(spec.name, "build", str(exc)) from None
@@ -94,4 +99,4 @@ def build_image(
         raise StepError(spec.name, "build", str(exc.explanation or exc)) from None
     except (docker.errors.DockerException, requests.RequestException) as exc:
         raise StepError(spec.name, "build", f"{exc.__class__.__name__}: {exc}") from None
-    return BuildOutcome(image_id, time.monotonic() - started, size)
+    return BuildOutcome(image_id, time.monotonic() - started, size, built)

@@ -19,12 +19,12 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Callable
-from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 import docker.errors
 
+from ngc_builder.assemble.imageconfig import epoch_time
 from ngc_builder.cache.apt_repo import cache_file, packages_index, read_stanza, repo_path
 from ngc_builder.cache.store import file_sha256
 from ngc_builder.errors import StepError
@@ -248,7 +248,7 @@ def _canonical(tar: tarfile.TarFile, member: tarfile.TarInfo,
 def image_config(diff_id: str, epoch: int, labels: dict[str, str],
                  architecture: str = "amd64") -> bytes:
     """The image config, as canonical JSON bytes: its sha256 is the image ID."""
-    created = datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = epoch_time(epoch)
     config = {
         "architecture": architecture, "os": "linux", "created": created,
         "config": {"Env": [f"PATH={PATH}"], "Cmd": ["/bin/bash"], "Labels": labels},

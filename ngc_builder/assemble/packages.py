@@ -13,7 +13,7 @@ import requests
 
 from ngc_builder.errors import StepError
 from ngc_builder.files import DATA_LIMIT, read_text, write_atomic
-from ngc_builder.services.engine import Engine
+from ngc_builder.services.engine import Engine, discard
 
 PIP_LIST = ["python", "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]
 DPKG_LIST = ["dpkg-query", "-W", "-f=${Package}\t${Version}\n"]
@@ -27,7 +27,7 @@ def _run(engine: Engine, image_id: str, command: list[str]) -> str:
         status = int(container.wait(timeout=300).get("StatusCode", -1))
         output = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
     finally:
-        container.remove(force=True)
+        discard(container)
     if status != 0:
         raise RuntimeError(f"{' '.join(command[:3])} exited {status}")
     return str(output)

@@ -29,7 +29,9 @@ class RebuildOptions:
     root: Path | None = None
     registry: str | None = None
     build_dir: Path = Path("build")
-    fresh: bool = False  # build every image anew, even those the registry still holds
+    # Every layer built again: neither the registry's images nor the engine's cache reused.
+    # The same inputs then give the archived digests (docs/reproducible.md).
+    fresh: bool = False
     jobs: int = 2
     as_json: bool = False
 
@@ -52,7 +54,8 @@ def rebuild_command(options: RebuildOptions,
     root = (options.root or Path.cwd()).resolve()
     with tempfile.TemporaryDirectory(prefix=f"ngc-rebuild-{release}-") as scratch:
         tree = (checkout or checkout_revision)(root, archived.revision, Path(scratch) / "tree")
-        policy = RunPolicy(force=True, jobs=options.jobs, reuse_published=not options.fresh)
+        policy = RunPolicy(force=True, jobs=options.jobs, reuse_published=not options.fresh,
+                           no_cache=options.fresh)
         code = release_run(ReleaseOptions(
             manifest=manifest, root=tree, registry=options.registry, policy=policy,
             build_dir=options.build_dir / f"rebuild-{release}", as_json=options.as_json))

@@ -9,7 +9,6 @@ every version chosen; the image has no Python, so it prints sectioned text parse
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shlex
 from collections.abc import Iterable
@@ -20,7 +19,7 @@ import requests
 
 from ngc_builder.errors import StepError
 from ngc_builder.lock.models import AptPackage
-from ngc_builder.services.engine import Engine
+from ngc_builder.services.engine import Engine, discard
 from ngc_builder.services.streams import LineSink
 
 STEP = "lock apt"
@@ -114,8 +113,7 @@ def run_script(engine: Engine, os_ref: str, script: str) -> str:
     except (docker.errors.DockerException, requests.RequestException) as exc:
         raise StepError(os_ref, STEP, f"the resolver container failed: {exc}") from None
     finally:
-        with contextlib.suppress(docker.errors.NotFound):
-            container.remove(force=True)
+        discard(container)
     if status.get("StatusCode") != 0:
         raise StepError(os_ref, STEP, f"the resolver script exited {status.get('StatusCode')}: "
                         f"{_tail(output)}")

@@ -13,6 +13,7 @@ import requests
 
 from ngc_builder.assemble import packages, sizegate
 from ngc_builder.assemble.image import BuildOutcome, build_image, build_labels
+from ngc_builder.assemble.imageconfig import epoch_time
 from ngc_builder.clock import now
 from ngc_builder.errors import StepError, os_problem
 from ngc_builder.pipeline import judge, reuse, tidy
@@ -137,14 +138,16 @@ def build(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
 def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     key = run.inputs.keys[spec.name]
     created = now()
-    labels = build_labels(spec, key.key, created, run.inputs.revision, run.inputs.source)
+    rendered = run.inputs.rendered[spec.name]
+    # The label is the lock's time, as the config's is: the build's time is the record's.
+    labels = build_labels(spec, key.key, epoch_time(rendered.epoch), run.inputs.revision,
+                          run.inputs.source)
     record.labels = labels
     # A new build starts every step afresh: nothing of an earlier image may leak into it.
     record.build = BuildRecord(status="pending", key=key.key, created=created,
                                inputs=key.inputs(), log=str(run.ui.log_path(spec.name)))
     record.validation = ValidationRecord()
     record.push = PushRecord()
-    rendered = run.inputs.rendered[spec.name]
     run.ui.step(spec.name, f"building {rendered.local_ref}")
     try:
         if spec.name in run.inputs.lock_errors:
@@ -160,7 +163,7 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
 
 def _record_build(record: ImageRecord, outcome: BuildOutcome) -> None:
     record.build.status = "ok"
-    record.build.image_id = outcome.image_id
+    record.build.image_id, record.build.built_id = outcome.image_id, outcome.built_id
     record.build.seconds, record.build.ended = round(outcome.seconds, 1), now()
     record.build.size_bytes = outcome.size_bytes
 

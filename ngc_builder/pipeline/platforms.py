@@ -12,7 +12,7 @@ release notes say why.
 
 from __future__ import annotations
 
-from ngc_builder.assemble.image import build_image
+from ngc_builder.assemble.image import BuildOutcome, build_image
 from ngc_builder.assemble.platform import HostStage, context_tars, platform_context
 from ngc_builder.assemble.wheel_install import VenvTree
 from ngc_builder.clock import now
@@ -118,11 +118,12 @@ def _build(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,
         return
     outcome = _build_new(run, spec, record, entry.labels, inputs)
     entry.build = entry.build.model_copy(update={
-        "status": "ok", "image_id": outcome[0], "seconds": outcome[1], "size_bytes": outcome[2]})
+        "status": "ok", "image_id": outcome.image_id, "built_id": outcome.built_id,
+        "seconds": round(outcome.seconds, 1), "size_bytes": outcome.size_bytes})
 
 
 def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, labels: dict[str, str],
-               inputs: PlatformInputs) -> tuple[str, float, int]:
+               inputs: PlatformInputs) -> BuildOutcome:
     rendered = inputs.renders[spec.name]
     engine, sink = run.engine, run.ui.sink(spec.name)
     run.ui.step(spec.name, f"building {rendered.local_ref} ({rendered.platform})")
@@ -137,7 +138,7 @@ def _build_new(run: Run, spec: ImageSpec, record: ImageRecord, labels: dict[str,
     finally:  # the layer's installed wheels, GBs for a CUDA stack: made again when needed
         for tar in context_tars(rendered):
             (folder / tar).unlink(missing_ok=True)
-    return outcome.image_id, round(outcome.seconds, 1), outcome.size_bytes
+    return outcome
 
 
 def platform_labels(labels: dict[str, str], platform: str) -> dict[str, str]:

@@ -10,6 +10,7 @@ import docker.errors
 import requests
 
 from ngc_builder.assemble import packages
+from ngc_builder.assemble.imageconfig import KnownConfigs
 from ngc_builder.errors import StepError
 from ngc_builder.manifest.platforms import HOST_PLATFORM, others
 from ngc_builder.pipeline.adopt import published_labels, published_validation
@@ -153,9 +154,11 @@ def adopt_local(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
         return False
     labels = dict(found.get("Labels") or {})
     run.ui.step(spec.name, f"unchanged (key {key.key[:12]}), reusing {found['Id']} built earlier")
+    # When an adopted image was built is not known here (`build.created` stays None): its
+    # `created` label is the lock's epoch, as its config's time is (assemble/imageconfig.py).
     record.labels = labels
     record.build = BuildRecord(status="ok", key=key.key, image_id=str(found["Id"]),
-                               created=labels.get("org.opencontainers.image.created"),
+                               created=None,
                                size_bytes=int(found.get("Size") or 0), reused=True,
                                source="local", inputs=key.inputs(),
                                log=str(run.ui.log_path(spec.name)))
@@ -181,7 +184,7 @@ def adopt_pushed(run: Run, spec: ImageSpec, record: ImageRecord) -> bool:
     key = run.inputs.keys[spec.name]
     record.labels = labels
     record.build = BuildRecord(status="ok", key=key.key, image_id=image_id, reused=True,
-                               created=labels.get("org.opencontainers.image.created"),
+                               created=None,
                                size_bytes=int(inspection.get("Size") or 0), source="registry",
                                inputs=key.inputs(), log=str(run.ui.log_path(spec.name)))
     record.validation = ValidationRecord()
@@ -201,7 +204,7 @@ def _pulled_platform(run: Run, spec: ImageSpec, platform: str, digest: str) -> P
     labels = dict(engine.api.inspect_image(image_id)["Config"].get("Labels") or {})
     return PlatformRecord(digest=digest, labels=labels, build=BuildRecord(
         status="ok", key=key, image_id=image_id, reused=True, source="registry",
-        created=labels.get("org.opencontainers.image.created"),
+        created=None,
         log=str(run.ui.log_path(spec.name))))
 
 def _pushed_by_key(run: Run, spec: ImageSpec) -> tuple[str, str] | None:
@@ -263,9 +266,18 @@ def pull(run: Run, spec: ImageSpec, digest: str, local_ref: str | None = None,
         local = local_ref or run.inputs.rendered[spec.name].local_ref
         repository, _, tag = local.rpartition(":")
         engine.api.tag(reference, repository, tag)
-        return str(engine.api.inspect_image(reference)["Id"])
+        image_id = str(engine.api.inspect_image(reference)["Id"])
     except (StreamError, docker.errors.DockerException, requests.RequestException) as exc:
         raise StepError(spec.name, "pull", f"{reference}: {exc}") from None
+    _keep_config(run, spec, image_id)
+    return image_id
+
+
+def _keep_config(run: Run, spec: ImageSpec, image_id: str) -> None:
+    """The pulled image's config as the registry holds it (its digest is the image ID): an
+    image built FROM it reads there which of its steps wrote a layer (imageconfig.py)."""
+    with contextlib.suppress(RegistryError, OSError):
+        KnownConfigs.default().keep(run.registry.get_blob(spec.name, image_id))
 
 def exists(engine: Engine, image_id: str) -> bool:
     try:

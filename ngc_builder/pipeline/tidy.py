@@ -9,10 +9,13 @@ Only what this run built is dropped: an image it found on the engine (built from
 by another run, pulled by a person) is left as it was found. And only the tags this run makes
 (its build's local ref, its pushes' tags) are removed: a build the engine's cache answers gets
 the very ID an earlier image has, and another tag on it (a person's, another run's) keeps it.
+The builder's own image of it goes too (untagged, by the ID its build recorded: the same
+layers under the config as built).
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,8 +43,9 @@ def drop_published(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     ours = _own_tags(run, spec)
     try:
         # What its own layers held: its parent's stay (a parent is kept).
-        freed = sum(drop(engine, image_id, ours) - _size(engine, parent_id)
-                    for image_id, parent_id in _with_parents(run, spec, record) if image_id)
+        freed = sum(drop(engine, image_id, ours, built_id) - _size(engine, parent_id)
+                    for image_id, built_id, parent_id in _with_parents(run, spec, record)
+                    if image_id)
     except (docker.errors.DockerException, requests.RequestException) as exc:
         run.ui.line(spec.name, f"note: its local image stays ({exc.__class__.__name__}: "
                                f"{exc}); the registry holds it")
@@ -52,12 +56,13 @@ def drop_published(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
 
 
 def _with_parents(run: Run, spec: ImageSpec,
-                  record: ImageRecord) -> list[tuple[str | None, str | None]]:
-    """Each platform's local image of `spec` this run built, with its parent's there."""
+                  record: ImageRecord) -> list[tuple[str | None, str | None, str | None]]:
+    """Each platform's local image of `spec` this run built, the builder's own image of it,
+    and its parent's there."""
     parent = run.state.record.images.get(spec.parent or "")
-    host = (None if record.build.reused else record.build.image_id,
+    host = (None if record.build.reused else record.build.image_id, record.build.built_id,
             parent.build.image_id if parent else None)
-    return [host, *((entry.build.image_id, _platform_id(parent, platform))
+    return [host, *((entry.build.image_id, entry.build.built_id, _platform_id(parent, platform))
                      for platform, entry in record.platforms.items() if not entry.build.reused)]
 
 
@@ -95,9 +100,10 @@ def _size(engine: Engine, image_id: str | None) -> int:
         return 0
 
 
-def drop(engine: Engine, image_id: str, ours: OwnTags) -> int:
+def drop(engine: Engine, image_id: str, ours: OwnTags, built_id: str | None = None) -> int:
     """The tags of `image_id` this run made removed, then the image unless another tag holds
-    it; its size, 0 when it was not there or stays."""
+    it, and the builder's own image of it (`built_id`); its size, 0 when it was not there or
+    stays."""
     try:
         found = engine.api.inspect_image(image_id)
     except docker.errors.ImageNotFound:
@@ -112,7 +118,18 @@ def drop(engine: Engine, image_id: str, ours: OwnTags) -> int:
     # last tag is gone: removing it by ID takes those too.
     if reuse.exists(engine, image_id):
         engine.api.remove_image(image_id)
+    if built_id and built_id != image_id:
+        _drop_untagged(engine, built_id)
     return int(found.get("Size") or 0)
+
+
+def _drop_untagged(engine: Engine, image_id: str) -> None:
+    """The builder's own image (untagged, the same layers under the config as built) and with
+    it its intermediates; kept if someone tagged it or builds on it (the engine refuses)."""
+    with contextlib.suppress(docker.errors.DockerException, requests.RequestException):
+        tags = engine.api.inspect_image(image_id).get("RepoTags") or []
+        if not [tag for tag in tags if tag != "<none>:<none>"]:
+            engine.api.remove_image(image_id)
 
 
 def left_behind(run: Run, images: list[ImageSpec], cache_root: Path) -> str:

@@ -22,7 +22,7 @@ import requests
 from ngc_builder.lock.models import AptPackage, PipPackage, ReleaseLock, normalise
 from ngc_builder.plan.dag import ReleasePlan
 from ngc_builder.publish.tags import DIGEST_RE, digest_tag
-from ngc_builder.services.engine import Engine
+from ngc_builder.services.engine import Engine, discard
 from ngc_builder.services.registry import Manifest, Registry, RegistryError
 
 SBOM_TYPE = "application/vnd.cyclonedx+json"
@@ -182,7 +182,7 @@ def _script_output(engine: Engine, image_id: str) -> str:
         status = int(container.wait(timeout=300).get("StatusCode", -1))
         output = container.logs(stdout=True, stderr=False)
     finally:
-        container.remove(force=True)
+        discard(container)
     if status != 0:
         raise SbomError(f"reading licences in {image_id[:19]}: python exited {status}")
     return output.decode("utf-8", "replace")

@@ -25,6 +25,9 @@ class BuildRecord(BaseModel):
     status: StepStatus = "pending"
     key: str | None = None
     image_id: str | None = None
+    # The builder's own image, before its config was written again (assemble/imageconfig.py):
+    # untagged, the same layers; tidy drops it with the image.
+    built_id: str | None = None
     created: str | None = None
     seconds: float | None = None
     ended: str | None = None  # when: with `seconds`, the step on the run's timeline

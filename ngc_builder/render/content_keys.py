@@ -59,9 +59,17 @@ class ImageKey:
 LAYER_PACKAGES = {"apt_packages", "cuda_apt_packages", "devel_apt_packages"}
 
 
+# How the builder makes an image of given inputs, in every key through its OS's: raised when
+# the same inputs start to give another image, so that one made before (on an engine, in a
+# registry under its key tag) is not taken for one made now. 2: the config written again at
+# the lock's epoch (assemble/imageconfig.py), 2026-11-29.
+IMAGE_FORMAT = 2
+
+
 def os_key(loaded: LoadedRelease, base_name: str, os_ref: str) -> str:
     recipe = loaded.bases[base_name].model_dump(mode="json", exclude=LAYER_PACKAGES)
-    return sha256(json.dumps({"os": os_ref, "recipe": recipe}, sort_keys=True).encode())
+    return sha256(json.dumps({"os": os_ref, "recipe": recipe, "format": IMAGE_FORMAT},
+                             sort_keys=True).encode())
 
 
 def image_key(rendered: RenderedImage, parent_key: str,

@@ -35,7 +35,7 @@ from ngc_builder.render.installs import (
     venv_tars,
     wheel_install,
 )
-from ngc_builder.render.repro import reproducible, source_epoch
+from ngc_builder.render.repro import UNLOCKED_EPOCH, reproducible, source_epoch
 from ngc_builder.render.templates import TEMPLATE_ERRORS, environment, template_problem
 
 RUNNER_PACKAGE = Path(__file__).resolve().parent.parent / "runner"
@@ -53,6 +53,7 @@ class RenderedImage:
     files: dict[str, bytes]
     platform: str = HOST_PLATFORM  # another platform's render ADDs venv tars (installs.py)
     venv_tars: dict[str, list[str]] = field(default_factory=dict)  # tar -> its wheels' names
+    epoch: int = UNLOCKED_EPOCH  # SOURCE_DATE_EPOCH: its layers' times, and its config's
 
     @property
     def folder_name(self) -> str:
@@ -147,7 +148,7 @@ def render_image(
         venv_tars(locked.pip, context)
     dockerfile, files = reproducible(rendered.dockerfile, rendered.files, spec.kind, epoch)
     return replace(rendered, dockerfile=dockerfile, files=files, platform=platform,
-                   venv_tars=tars)
+                   venv_tars=tars, epoch=epoch)
 
 
 def _render_base(

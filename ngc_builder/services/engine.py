@@ -8,6 +8,7 @@ fakes that mypy checks against these Protocols.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -181,6 +182,15 @@ class LabelledContainers:
         return bytes(self.collection.run(image, command, labels=_own(), **options))
 
 
+def discard(container: Container) -> None:
+    """A container this process started removed, whatever state it is in. One the engine is
+    already removing (409 `removal ... already in progress`) or has removed is what was
+    wanted, and a failure here must not hide the step's own result: one left behind carries
+    this process's label, which the next run's sweep removes."""
+    with contextlib.suppress(docker.errors.DockerException, requests.RequestException):
+        container.remove(force=True)
+
+
 def _own() -> dict[str, str]:
     return {PROCESS_LABEL: PROCESS_ID}
 
@@ -251,12 +261,13 @@ def find_built(engine: Engine, key: str) -> Inspection | None:
     """A local image already built from exactly this content key, from any earlier run.
 
     Reusing it (instead of letting the engine rebuild from its cache) keeps the image ID, and so
-    the cache of every image built on it: a fresh `created` label would change both.
+    the cache of every image built on it. An image with a parent is the builder's own, before
+    its config was written again (assemble/imageconfig.py): never the one to reuse.
     """
     try:
         found = engine.api.images(filters={"label": f"{KEY_LABEL}={key}"})
-        return next((dict(image) for image in found if made_by_key(engine, image["Id"], key)),
-                    None)
+        return next((dict(image) for image in found if not image.get("ParentId")
+                     and made_by_key(engine, image["Id"], key)), None)
     except (docker.errors.DockerException, requests.RequestException):
         return None
 

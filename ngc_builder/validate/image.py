@@ -20,7 +20,7 @@ import requests
 from ngc_builder.errors import StepError, connection_reason
 from ngc_builder.runner.nvml import device_nodes
 from ngc_builder.runner.report import CheckResult, RunReport
-from ngc_builder.services.engine import Engine
+from ngc_builder.services.engine import Engine, discard
 from ngc_builder.validate.evidence import parse_report, write_reports
 
 # faulthandler: a framework that crashes the interpreter still names the frame it died in.
@@ -149,7 +149,7 @@ def run_unprivileged(engine: Engine, ref: str, command: list[str], timeout: int,
         stdout = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
         stderr = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
     finally:
-        container.remove(force=True)
+        discard(container)
     return stdout, stderr, status
 
 

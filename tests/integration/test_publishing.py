@@ -271,11 +271,12 @@ def test_a_retired_release_is_rebuilt_to_the_same_tags(project: Project, tmp_pat
     done = cli("rebuild", "26.11", "--archive", str(archive), "--root", str(project.root),
                "--registry", project.registry, "--build-dir", str(tmp_path / "build"), "--fresh")
     assert done.returncode == 0, done.stderr[-3000:]
+    # Every layer built again (--fresh: no engine cache either), minutes later: the archived
+    # digests, and no tag moved.
     after = project.digests()
-    assert set(after) == set(before) and all(after.values())
+    assert after == before and all(after.values())
     rebuilds = json.loads((archive / "26.11" / "release.json").read_text())["rebuilds"]
-    assert {move["image"] for move in rebuilds} == {n for n in IMAGES if after[n] != before[n]}
-    assert all(move["old"] == before[move["image"]] for move in rebuilds)
+    assert rebuilds == []
     # Rebuilt from the archived lock: the same pip and dpkg package set as archived.
     assert (archive / "26.11" / "manifest.lock.json").is_file()
     # (An image the release took from the registry by its key has no manifest listed here.)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import tarfile
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -43,7 +44,17 @@ ALL = ["base", "cuda-cu13", "pytorch", "jax"]
 
 
 def sha_of(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return sha_of_bytes(text.encode())
+
+
+def sha_of_bytes(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _member(tar: tarfile.TarFile, name: str) -> bytes:
+    extracted = tar.extractfile(name)
+    assert extracted is not None
+    return extracted.read()
 
 
 @dataclass
@@ -172,7 +183,7 @@ class FakeApi:
         engine.builds += 1
         image_id = sha_of(f"{tag}|{engine.builds}")
         kept = {k: v for k, v in labels.items() if k != engine.drop_label.get(name)}
-        engine.images[image_id] = {"name": name, "labels": kept}
+        engine.images[image_id] = {"name": name, "labels": kept, "built": True}
         engine.tags[tag] = image_id
         yield {"aux": {"ID": image_id}}
         yield {"stream": f"Successfully built {image_id[7:19]}\n"}
@@ -198,7 +209,12 @@ class FakeApi:
 
     def images(self, *, filters: dict[str, str]) -> list[dict[str, Any]]:
         key, _, value = filters["label"].partition("=")
-        return [{"Id": image_id, "Size": 1_000_000, "Labels": dict(image["labels"])}
+        # A build's own image keeps its parent chain; one whose config was written again
+        # (load_image) has none, as in a real engine.
+        return [{"Id": image_id, "Size": 1_000_000, "Labels": dict(image["labels"]),
+                 "ParentId": sha_of(f"parent of {image_id}") if image.get("built") else "",
+                 "RepoTags": [tag for tag, tagged in self.engine.tags.items()
+                              if tagged == image_id] or ["<none>:<none>"]}
                 for image_id, image in self.engine.images.items()
                 if image["labels"].get(key) == value]
 
@@ -206,15 +222,19 @@ class FakeApi:
         """As the classic builder writes it: one LABEL entry per label, above the build's
         own steps (an image marked `derived` has a step of its own on top)."""
         found = self.engine.images[self._resolve(image)]
-        top = [{"CreatedBy": "/bin/sh -c rm -f libstdc++.so.6"}] * bool(found.get("derived"))
-        labels = [{"CreatedBy": f"/bin/sh -c #(nop)  LABEL {key}={value}"}
+        top = [{"CreatedBy": "/bin/sh -c rm -f libstdc++.so.6", "Size": 5}] * \
+            bool(found.get("derived"))
+        labels = [{"CreatedBy": f"/bin/sh -c #(nop)  LABEL {key}={value}", "Size": 0}
                   for key, value in found["labels"].items()]
-        return top + labels + [{"CreatedBy": "/bin/sh -c pip install"}]
+        return top + labels + [{"CreatedBy": "/bin/sh -c pip install", "Size": 1000}]
 
     def inspect_image(self, image: str) -> dict[str, Any]:
         image_id = self._resolve(image)
         found = self.engine.images[image_id]
+        layers = [sha_of(f"layer {found['name']}")] + [sha_of("rm")] * bool(found.get("derived"))
         return {"Id": image_id, "Size": 1_000_000, "Config": {"Labels": dict(found["labels"])},
+                "Architecture": "amd64", "Os": "linux", "Parent": "",
+                "RootFS": {"Type": "layers", "Layers": layers},
                 "RepoDigests": list(found.get("repo_digests", [])),
                 "RepoTags": sorted(tag for tag, tagged in self.engine.tags.items()
                                    if tagged == image_id)}
@@ -281,8 +301,21 @@ class FakeApi:
             self.engine.images.pop(image_id, None)  # its last reference: the image goes too
 
     def load_image(self, data: IO[bytes]) -> Iterator[Chunk]:
+        """An image whose config was written again (assemble/imageconfig.py): the image
+        tagged so far, under the ID of its new config."""
         self.engine.calls.append(("load",))
-        yield {"stream": "Loaded image"}
+        with tarfile.open(fileobj=io.BytesIO(data.read())) as tar:
+            manifest = json.loads(_member(tar, "manifest.json"))[0]
+            config = _member(tar, manifest["Config"])
+        ref = manifest["RepoTags"][0]
+        image_id = sha_of_bytes(config)
+        if ref in self.engine.tags and image_id not in self.engine.images:
+            before = self.engine.images[self.engine.tags[ref]]
+            self.engine.images[image_id] = {
+                **{k: v for k, v in before.items() if k not in ("repo_digests", "built")},
+                "labels": dict(json.loads(config)["config"].get("Labels") or {})}
+        self.engine.tags[ref] = image_id
+        yield {"stream": f"Loaded image: {ref}"}
 
     def containers(self, *, all: bool, filters: dict[str, str]) -> list[dict[str, Any]]:
         """The fake's containers are removed as soon as they are done: none is left over."""

@@ -133,7 +133,7 @@ def test_an_arm64_build_s_venv_tar_goes_once_the_build_is_done(
         seen.append(all((folder / tar).is_file() for tar in tars))
         if fails == "build":
             raise StepError("jax", "build linux/arm64", "exit 1")
-        return BuildOutcome("sha256:" + "c" * 64, 12.0, 1000)
+        return BuildOutcome("sha256:" + "c" * 64, 12.0, 1000, "sha256:" + "b" * 64)
     monkeypatch.setattr(platforms, "platform_context", context)
     monkeypatch.setattr(platforms, "build_image", build)
     run = _run(write_release, tmp_path, BOTH)

@@ -40,3 +40,20 @@ def test_another_tag_on_the_same_id_keeps_the_image_and_its_tag() -> None:
     assert image_id in engine.images
     assert set(engine.tags) == {"ngc-local/jax:pulled-0123456789ab", "someone/own:latest",
                                 "localhost:5000/ns/jaxlib:1"}
+
+
+def test_the_builders_own_image_goes_with_it_unless_someone_tagged_it() -> None:
+    """The image as built (untagged, with its parent chain) holds the same layers as the one
+    whose config was written again: dropped by the ID its build recorded, not found by label.
+    One tagged by someone stays, and so does an image the engine will not remove."""
+    engine, client, image_id = engine_with("ngc-local/jax:26.11-py3-abc")
+    as_built = sha_of("as built")
+    engine.images[as_built] = {"name": "jax", "labels": {}, "built": True}
+    tidy.drop(client, image_id, OURS, as_built)
+    assert image_id not in engine.images and as_built not in engine.images
+    engine, client, image_id = engine_with("ngc-local/jax:26.11-py3-abc")
+    engine.images[as_built] = {"name": "jax", "labels": {}, "built": True}
+    engine.tags["someone/jax:mine"] = as_built
+    tidy.drop(client, image_id, OURS, as_built)
+    assert image_id not in engine.images and as_built in engine.images
+    assert tidy.drop(client, image_id, OURS, sha_of("never there")) == 0
