@@ -1,6 +1,5 @@
 """Layers that are the same wherever and whenever they are built (render/repro.py): the CI
-release's base and CUDA stack as the main engine holds them (built by an earlier run of the same
-inputs: the CI release's, minutes or days before, or now when it has none), then built on a
+release's base and CUDA stack built with no cache on the main engine, then on a
 second real dockerd with its own data root, started empty (it makes its OS image from the
 lock's .debs itself). Every layer of both images has the same digest, and so has every config
 (assemble/imageconfig.py writes it again at the lock's epoch): the same image IDs."""
@@ -26,8 +25,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ci_packages")]
 
 def _built(project: Path, build_dir: Path, env: dict[str, str], only: str,
            timeout: float = 900) -> dict[str, Any]:
+    # --no-cache: built here, now, from this project. An image of the same key adopted from
+    # another run carries that run's `source` and `revision` labels (not in the key).
     run = Release(project, namespace("repro"), build_dir, env=env,
-                  extra=["--only", only, "--no-push", "--quiet"])
+                  extra=["--only", only, "--no-push", "--no-cache", "--quiet"])
     assert run.run(timeout) == 0, run.stderr()[-3000:]
     return dict(json.loads(run.stdout_file.read_text())["images"])
 
