@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ngc_builder import __version__, clock  # noqa: F401  (the timeline's zero: clock.STARTED)
-from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OFFLINE, OS_SOURCE, REGISTRY, ROOT
+from ngc_builder.cli_options import (
+    BUILD_DIR,
+    CACHE_DIR,
+    JSON,
+    MANIFEST,
+    OFFLINE,
+    OS_SOURCE,
+    REGISTRY,
+    ROOT,
+)
 from ngc_builder.cli_run import ci, release, validate
 from ngc_builder.commands.guard import guarded
 from ngc_builder.redact import redacted_output
@@ -73,9 +82,7 @@ def lock(manifest: Path, root: Path | None, os_source: str, only: tuple[str, ...
 @main.command()
 @MANIFEST
 @ROOT
-@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              envvar="NGC_CACHE_DIR",
-              help="The package cache [env NGC_CACHE_DIR; default ~/.cache/ngc-builder/packages].")
+@CACHE_DIR
 @JSON
 def fetch(manifest: Path, root: Path | None, cache_dir: Path | None, as_json: bool) -> None:
     """Download every file MANIFEST's lock names into the package cache (once; files already
@@ -220,6 +227,22 @@ def bump(manifest: Path, to: str, report: Path | None, force: bool, no_lock: boo
     sys.exit(guarded(lambda: bump_command(
         options, lambda path, moved: lock_command(LockOptions(path, only=tuple(moved)))),
         options.as_json))
+
+
+@main.command()
+@MANIFEST
+@ROOT
+@CACHE_DIR
+@click.option("--report", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also write the findings in Markdown here (a patch release's description).")
+@JSON
+def security(manifest: Path, root: Path | None, cache_dir: Path | None, report: Path | None,
+             as_json: bool) -> None:
+    """Which locked .debs of MANIFEST's lock the OS's security suite has fixed since, and the
+    CVEs each fix's changelog names (signed index checked by gpgv; .debs hash-checked)."""
+    from ngc_builder.commands.security import SecurityOptions, security_command
+    options = SecurityOptions(manifest, root, cache_dir, report, as_json)
+    sys.exit(guarded(lambda: security_command(options), options.as_json))
 
 
 @main.command("check-host", short_help="Will image REF run on this machine? (no layer pulled)")

@@ -26,3 +26,7 @@ SITE = click.option("--site", type=click.Path(path_type=Path, dir_okay=False), d
                     envvar="NGC_SITE",
                     help="The site file: Slurm, CI runners [env NGC_SITE; "
                          "default: ROOT/site.yaml when there].")
+CACHE_DIR = click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
+                         default=None, envvar="NGC_CACHE_DIR",
+                         help="The package cache [env NGC_CACHE_DIR; default "
+                              "~/.cache/ngc-builder/packages].")

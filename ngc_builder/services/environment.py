@@ -87,6 +87,7 @@ VARIABLES = {variable.name: variable for variable in (
     Variable("NGC_REGISTRY_INSECURE", "0 or 1", _choice("0", "1")),
     Variable("NGC_DEBUG", "0 or 1", _choice("0", "1")),
     Variable("NGC_DEBIAN_MIRROR", "an http:// or https:// URL", _http_url),
+    Variable("NGC_DEBIAN_SECURITY_MIRROR", "an http:// or https:// URL", _http_url),
     Variable("NGC_DOCKER_CERTS_D", "a folder", _any),
     Variable("NGC_CACHE_DIR", "a folder", _any),
     Variable("NGC_CACHE_ADDRESS", "an IP address", _ip_address),

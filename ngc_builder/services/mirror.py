@@ -13,20 +13,29 @@ APT_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/so
 
 def host_debian_mirror() -> str | None:
     """The mirror this host's apt uses: users behind a corporate mirror get theirs."""
-    configured = setting("NGC_DEBIAN_MIRROR")
+    return _host_mirror("NGC_DEBIAN_MIRROR", security=False)
+
+
+def host_security_mirror() -> str | None:
+    """Where this host's apt gets Debian's security suites (`.../debian-security`)."""
+    return _host_mirror("NGC_DEBIAN_SECURITY_MIRROR", security=True)
+
+
+def _host_mirror(variable: str, security: bool) -> str | None:
+    configured = setting(variable)
     if configured:
         return configured
     for path in APT_SOURCES:
         if path.exists():
-            found = _first_mirror(read_text(path, INPUT_LIMIT, errors="replace"))
+            found = _first_mirror(read_text(path, INPUT_LIMIT, errors="replace"), security)
             if found:
                 return found
     return None
 
 
-def _first_mirror(text: str) -> str | None:
+def _first_mirror(text: str, security: bool = False) -> str | None:
     for pattern in (r"^URIs:\s*(\S+)", r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)"):
         for match in re.finditer(pattern, text, re.MULTILINE):
-            if "security" not in match.group(1):
+            if ("security" in match.group(1)) == security:
                 return match.group(1).rstrip("/")
     return None

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ngc_builder.services import mirror
-from ngc_builder.services.mirror import _first_mirror, host_debian_mirror
+from ngc_builder.services.mirror import _first_mirror, host_debian_mirror, host_security_mirror
 
 DEB822 = """\
 # Modernized from /etc/apt/sources.list
@@ -71,3 +71,17 @@ def test_host_debian_mirror_reads_apt_files_in_order(
     assert host_debian_mirror() == "http://ftp.example.org/debian"
     monkeypatch.setattr(mirror, "APT_SOURCES", (missing,))
     assert host_debian_mirror() is None
+
+
+def test_the_security_mirror_is_the_one_the_other_skips(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert _first_mirror(DEB822, security=True) == "http://deb.debian.org/debian-security"
+    assert _first_mirror(ONE_LINE, security=True) == "http://security.debian.org/debian-security"
+    legacy = tmp_path / "sources.list"
+    legacy.write_text(ONE_LINE, encoding="utf-8")
+    monkeypatch.setattr(mirror, "APT_SOURCES", (legacy,))
+    monkeypatch.delenv("NGC_DEBIAN_SECURITY_MIRROR", raising=False)
+    assert host_security_mirror() == "http://security.debian.org/debian-security"
+    monkeypatch.setenv("NGC_DEBIAN_SECURITY_MIRROR", "http://corp.example.com/debian-security")
+    assert host_security_mirror() == "http://corp.example.com/debian-security"
