@@ -235,13 +235,18 @@ def bump(manifest: Path, to: str, report: Path | None, force: bool, no_lock: boo
 @CACHE_DIR
 @click.option("--report", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Also write the findings in Markdown here (a patch release's description).")
+@click.option("--patch", is_flag=True, help="Write the next patch release (YY.MM.N) beside "
+              "MANIFEST: only the fixed .debs relocked.")
+@click.option("--follow", is_flag=True, help="With --patch: the monthly tag (YY.MM-py3) moves "
+              "to the patch's images too (recorded as an alias in its manifest).")
+@click.option("--force", is_flag=True, help="Replace a patch release written before.")
 @JSON
 def security(manifest: Path, root: Path | None, cache_dir: Path | None, report: Path | None,
-             as_json: bool) -> None:
+             patch: bool, follow: bool, force: bool, as_json: bool) -> None:
     """Which locked .debs of MANIFEST's lock the OS's security suite has fixed since, and the
     CVEs each fix's changelog names (signed index checked by gpgv; .debs hash-checked)."""
     from ngc_builder.commands.security import SecurityOptions, security_command
-    options = SecurityOptions(manifest, root, cache_dir, report, as_json)
+    options = SecurityOptions(manifest, root, cache_dir, report, as_json, patch, follow, force)
     sys.exit(guarded(lambda: security_command(options), options.as_json))
 
 

@@ -18,6 +18,7 @@ from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.manifest.wheels import Target
 from ngc_builder.plan.dag import ImageSpec
+from ngc_builder.security.suite import SECURITY_POOL, security_mirror
 from ngc_builder.services.mirror import host_debian_mirror
 from ngc_builder.services.streams import LineSink
 
@@ -114,11 +115,23 @@ def _debs_by_base(specs: list[ImageSpec],
 
 def _debs_by_mirror(loaded: LoadedRelease, specs: list[ImageSpec],
                     lock: ReleaseLock) -> dict[str, list[AptPackage]]:
-    """A base's own mirror (its bootstrap section), else the host's."""
     groups: dict[str, list[AptPackage]] = {}
     for base_name, debs in _debs_by_base(specs, lock):
-        if debs:
-            groups.setdefault(base_mirror(loaded, base_name), []).extend(debs)
+        for mirror, own in by_mirror(loaded, base_name, debs).items():
+            groups.setdefault(mirror, []).extend(own)
+    return groups
+
+
+def by_mirror(loaded: LoadedRelease, base_name: str,
+              debs: list[AptPackage]) -> dict[str, list[AptPackage]]:
+    """Where each .deb of a base comes from: the base's own mirror (its bootstrap section),
+    else the host's; a security fix a patch release locked (`pool/updates/...`,
+    docs/security.md) from the security mirror."""
+    groups: dict[str, list[AptPackage]] = {}
+    for deb in debs:
+        mirror = security_mirror() if deb.file.startswith(SECURITY_POOL) else \
+            base_mirror(loaded, base_name)
+        groups.setdefault(mirror, []).append(deb)
     return groups
 
 

@@ -16,7 +16,7 @@ from typing import Any, get_args
 from ngc_builder.assemble import packages
 from ngc_builder.errors import InputError, Problem
 from ngc_builder.files import DATA_LIMIT, read_text
-from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.manifest.models import RELEASE_ID_RE
 from ngc_builder.manifest.platforms import Platform
 from ngc_builder.manifest.source import load_yaml
 from ngc_builder.records import archive
@@ -87,9 +87,9 @@ class Sources:
 
 def load_sources(archive_dir: Path, release: str, record_file: Path | None,
                  record_required: bool) -> Sources:
-    if not RELEASE_RE.fullmatch(release):
+    if not RELEASE_ID_RE.fullmatch(release):
         raise InputError([Problem("RELEASE", 1, "release",
-                                  f"{release!r} is not a release id (YY.MM)")])
+                                  f"{release!r} is not a release id (YY.MM or YY.MM.N)")])
     folder = archive.release_dir(archive_dir, release)
     archived = archive.load(archive_dir, release)
     if archived is None:

@@ -36,12 +36,12 @@ def check_command(options: CheckOptions) -> int:
     render_release(loaded, plan, lock)  # template mistakes are input mistakes too
     images = [image.name for image in plan.images]
     if options.as_json:
-        print(json.dumps({"release": loaded.release.release, "ok": True, "images": images,
+        print(json.dumps({"release": loaded.release.release_id, "ok": True, "images": images,
                           "closure_unchecked": closure.unchecked}))
     else:
         stacks = "stack check skipped (--offline)" if options.offline else "stacks match"
         unchecked = (f" (not {', '.join(closure.unchecked)}: packages not in the package "
                      "cache, `ngc-builder fetch`)" if closure.unchecked else "")
-        print(f"{options.manifest}: ok: release {loaded.release.release}, {stacks}, "
+        print(f"{options.manifest}: ok: release {loaded.release.release_id}, {stacks}, "
               f"lock fresh, lock content checked{unchecked}, images: {', '.join(images)}")
     return EXIT_OK

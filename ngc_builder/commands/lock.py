@@ -18,7 +18,7 @@ from ngc_builder.assemble.osbase import (
 )
 from ngc_builder.assemble.osrepro import locked_os_packages, os_packages
 from ngc_builder.cache.fetch import fetch_debs
-from ngc_builder.cache.fill import base_mirror
+from ngc_builder.cache.fill import by_mirror
 from ngc_builder.cache.store import default_root, open_cache
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_OK
 from ngc_builder.errors import InputError, Problem, StepError
@@ -118,8 +118,8 @@ def _make_locked_os(engine: Engine, loaded: LoadedRelease, name: str, ref: str,
     dropped that version) it is not made here: the drift check then decides."""
     try:
         cache = open_cache(default_root())
-        if cache.missing_debs(entry.apt):
-            fetch_debs(cache, base_mirror(loaded, name), entry.apt, _note)
+        for mirror, debs in by_mirror(loaded, name, cache.missing_debs(entry.apt)).items():
+            fetch_debs(cache, mirror, debs, _note)
         _note(f"making {ref} from the OS lock's .debs in the cache")
         obtain_os_image(engine, loaded.bases[name], ref, "bootstrap", _note,
                         locked=locked_bootstrap(entry, cache.deb_path))

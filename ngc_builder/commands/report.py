@@ -37,7 +37,7 @@ class ReportOptions:
 def report_command(options: ReportOptions, registry: Registry | None = None) -> int:
     """`registry`: where the notes measure the release's bytes (default: the record's)."""
     loaded = load_release(options.manifest, options.root)
-    path = record_path(options.build_dir, loaded.release.release)
+    path = record_path(options.build_dir, loaded.release.release_id)
     record = load_record(path)
     if record is None:
         raise InputError([Problem(str(path), 1, "(record)",

@@ -8,24 +8,25 @@ where a patch release's build takes them from)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import requests
-from pydantic import ValidationError
 
 from ngc_builder.cache.fetch import fetch_debs
 from ngc_builder.cache.store import PackageCache, default_root, open_cache
 from ngc_builder.commands.guard import EXIT_OK
-from ngc_builder.errors import StepError
-from ngc_builder.files import write_atomic
-from ngc_builder.lock.models import AptPackage
-from ngc_builder.pipeline.prepare import prepare
+from ngc_builder.errors import InputError, Problem
+from ngc_builder.files import INPUT_LIMIT, read_text, write_atomic
+from ngc_builder.lock.models import dump_lock, lock_path
+from ngc_builder.pipeline.prepare import Prepared, prepare
+from ngc_builder.security.patch import patch_id, patched_lock, patched_manifest, refuse_unmet, unmet
 from ngc_builder.security.report import by_source, fixed_line, markdown, summary, to_json
-from ngc_builder.security.scan import Held, holdings, newest, updates, with_changelogs
+from ngc_builder.security.scan import Held, Update, holdings, newest, updates, with_changelogs
 from ngc_builder.security.suite import (
-    STEP,
     SuitePackage,
+    apt_package,
     security_mirror,
     signed_release,
     suite_packages,
@@ -41,6 +42,9 @@ class SecurityOptions:
     cache_dir: Path | None = None
     report: Path | None = None  # the findings in Markdown (a patch release's description)
     as_json: bool = False
+    patch: bool = False  # write the next patch release: manifest, lock and its fixes
+    follow: bool = False  # the monthly tag (`26.12-py3`) moves to the patch's images
+    force: bool = False  # replace a patch release's files written before
 
 
 def security_command(options: SecurityOptions) -> int:
@@ -60,6 +64,8 @@ def security_command(options: SecurityOptions) -> int:
         print(to_json(found))
     else:
         print("\n".join([*map(fixed_line, by_source(found)), summary(found)]))
+    if options.patch:
+        write_patch(options, prepared, found, lambda package: cached_deb(cache, mirror, package))
     return EXIT_OK
 
 
@@ -76,19 +82,40 @@ def suites(session: requests.Session, mirror: str, held: list[Held]) -> Suites:
     return found
 
 
-def apt_package(package: SuitePackage) -> AptPackage:
-    """The suite's package held to the lock's patterns (its file a pool path, its hash one)."""
-    try:
-        return AptPackage(name=package.name, version=package.version, arch=package.arch,
-                          file=package.file, sha256=package.sha256, size=package.size)
-    except ValidationError as exc:
-        field = ".".join(str(part) for part in exc.errors()[0]["loc"])
-        raise StepError(f"{package.name} {package.version}"[:120], STEP,
-                        f"the index's {field} is not one a lock could hold") from None
-
-
 def cached_deb(cache: PackageCache, mirror: str, package: SuitePackage) -> Path:
     """The update's .deb in the package cache, downloaded and hash-checked if missing."""
     deb = apt_package(package)
     fetch_debs(cache, mirror, [deb], lambda text: print(f"security: {text}", file=sys.stderr))
     return cache.deb_path(deb)
+
+
+def write_patch(options: SecurityOptions, prepared: Prepared, found: list[Update],
+                deb_of: Callable[[SuitePackage], Path]) -> None:
+    """The next patch release beside the manifest, all three files or none: its manifest,
+    its lock (checked by loading it back as a release would) and its fixes in Markdown."""
+    if not found:
+        print("security: nothing to patch", file=sys.stderr)
+        return
+    release_id = patch_id(prepared.loaded)
+    target = options.manifest.with_name(f"{release_id}.yaml")
+    files = [target, lock_path(target), target.with_suffix(".security.md")]
+    if any(path.exists() for path in files) and not options.force:
+        raise InputError([Problem(str(target), 1, "--patch", "exists already (--force "
+                                  "replaces it)")])
+    base_of = {spec.name: spec.base for spec in prepared.plan.images}
+    lock = patched_lock(prepared.loaded, prepared.plan, prepared.lock, found, release_id)
+    refuse_unmet(unmet(lock, found, deb_of, base_of), files[1])
+    texts = [patched_manifest(read_text(options.manifest, INPUT_LIMIT),
+                              int(release_id.rsplit(".", 1)[1]), options.follow,
+                              prepared.loaded.release.release),
+             dump_lock(lock), markdown(found, release_id)]
+    try:
+        for path, text in zip(files, texts, strict=True):
+            write_atomic(path, text)
+        prepare(target, options.root, stack_check=False)  # a stale or broken lock: refused
+    except BaseException:
+        for path in files:
+            path.unlink(missing_ok=True)
+        raise
+    print(f"wrote {', '.join(map(str, files))}: `ngc-builder release {target}` builds only "
+          "the images that hold a fixed .deb, and those on them", file=sys.stderr)

@@ -16,7 +16,7 @@ from ngc_builder.errors import EngineError, InputError, Problem, StepError
 from ngc_builder.files import INPUT_LIMIT, read_text
 from ngc_builder.manifest.framework import Framework
 from ngc_builder.manifest.load import load_model, load_release
-from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.manifest.models import RELEASE_ID_RE
 from ngc_builder.manifest.paths import probe_modules
 from ngc_builder.manifest.site import slurm_site
 from ngc_builder.pipeline.interrupt import stop_signals_raise
@@ -231,9 +231,10 @@ def _expected_labels(found: dict[str, str], ref: str, manifest: Path | None) -> 
 
 def validate_host_command(options: ValidateHostOptions) -> int:
     baselines = options.baselines
-    if baselines and baselines.record_as and not RELEASE_RE.fullmatch(baselines.record_as):
+    if baselines and baselines.record_as and not RELEASE_ID_RE.fullmatch(baselines.record_as):
         raise InputError([Problem("--record-baseline", 1, "record-baseline",
-                                  f"{baselines.record_as!r} is not a release id (YY.MM)")])
+                                  f"{baselines.record_as!r} is not a release id "
+                                  "(YY.MM or YY.MM.N)")])
     folder = framework_folder(options.root, options.framework)
     # The full CLI checks the whole file (the GPU-node path reads only what it needs).
     load_model(folder / "framework.yaml", Framework, str(folder / "framework.yaml"))

@@ -29,7 +29,10 @@ PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?")
 VERSION_RE = re.compile(r"(?>[0-9]+(?:\.[0-9]+)*)(?:[.+_-]?[A-Za-z0-9])*")
 MAX_VALUE = 512  # characters of any one patterned value: no field needs more
 MAJOR_MINOR_RE = re.compile(r"[0-9]+\.[0-9]+")
-RELEASE_RE = re.compile(r"[0-9]{2}\.(0[1-9]|1[0-2])")
+RELEASE_RE = re.compile(r"[0-9]{2}\.(0[1-9]|1[0-2])")  # a monthly release: YY.MM
+# What names a published release (its tags, record and archive folder): a monthly release or a
+# patch release of one between months (`26.12.1`, docs/security.md).
+RELEASE_ID_RE = re.compile(r"[0-9]{2}\.(0[1-9]|1[0-2])(\.[1-9][0-9]?)?")
 IMAGE_REF_RE = re.compile(r"[a-z0-9][a-z0-9._/:-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?")
 URL_RE = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+")
 REASON_RE = re.compile(r"[^\x00-\x1f\x7f]{1,400}")  # one line, no terminal escapes
@@ -227,10 +230,18 @@ class Release(Strict):
     source: Url | None = None
     cuda_stacks: dict[Name, CudaStack] = Field(min_length=1)
     images: list[ImageEntry] = Field(min_length=1)
+    # A patch release of `release` between months (docs/security.md): its images are the
+    # monthly release's, rendered as they were, published under `<release>.<patch>-py3`.
+    patch: int | None = Field(default=None, ge=1, le=99)
     # Moving tags (e.g. latest) set on every image after its release tag; they may move.
     aliases: list[TagName] = Field(default_factory=list)
     # Compute capabilities whose SASS every GPU image must carry (T0 cuda.archs).
     gpu_targets: list[ComputeCapability] = Field(default=list(DEFAULT_GPU_TARGETS), min_length=1)
+
+    @property
+    def release_id(self) -> str:
+        """What the published release is called: `26.12`, or `26.12.1` for a patch."""
+        return self.release if self.patch is None else f"{self.release}.{self.patch}"
 
     def targets_of(self, entry: ImageEntry) -> list[str]:
         return list(entry.gpu_targets or self.gpu_targets)

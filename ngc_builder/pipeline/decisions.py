@@ -48,7 +48,7 @@ def _decide(plan: ReleasePlan, spec: ImageSpec, key: ImageKey, record: ReleaseRe
                    spec.parent or plan.os_ref(spec), key.key, platforms=list(spec.platforms))
     try:
         published = plan.registry.manifest_digest(spec.name, key.tag)
-        release_tag = plan.registry.manifest_digest(spec.name, spec.tag)
+        release_tag = plan.registry.manifest_digest(spec.name, spec.release_tag)
         staged = None if published else plan.registry.manifest_digest(spec.name, key.staged_tag)
     except RegistryError as exc:
         return made("build", "push+promote",

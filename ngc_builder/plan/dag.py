@@ -32,11 +32,18 @@ class ImageSpec:
     entry: ImageEntry | None = None
     # Where it ships: a framework's own list; a shared layer's is every platform above it.
     platforms: tuple[str, ...] = DEFAULT_PLATFORMS
+    patch: int | None = None  # of a patch release: its tags say so, its contents do not
 
     @property
     def tag(self) -> str:
         """NGC style: <YY.MM>-py3."""
         return f"{self.release}-py3"
+
+    @property
+    def release_tag(self) -> str:
+        """The registry tag of the release it is published in: `tag`, or for a patch release
+        `<YY.MM>.<N>-py3`. `tag` stays what the image's own files and labels say."""
+        return self.tag if self.patch is None else f"{self.release}.{self.patch}-py3"
 
     @property
     def shared(self) -> bool:
@@ -62,7 +69,7 @@ class ImageSpec:
         return repository(registry, self.name)
 
     def remote_ref(self, registry: Registry) -> str:
-        return f"{self.remote_repository(registry)}:{self.tag}"
+        return f"{self.remote_repository(registry)}:{self.release_tag}"
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,8 @@ def plan_release(loaded: LoadedRelease, registry: Registry | None = None) -> Rel
                             if spec.entry is not None and spec.entry.devel]
     os_refs = {name: os_ref(loaded.bases[name]) for name in used}
     chosen = registry or parse_registry(release.registry)  # the manifest's was checked on load
-    return ReleasePlan(release.release, chosen, os_refs, _with_platforms(images))
+    images = [replace(image, patch=release.patch) for image in _with_platforms(images)]
+    return ReleasePlan(release.release_id, chosen, os_refs, images)
 
 
 def _with_platforms(images: list[ImageSpec]) -> list[ImageSpec]:

@@ -28,21 +28,21 @@ def promote(
 ) -> Promotion:
     forced = []
     with step_errors(spec, "promote", spec.remote_repository(registry)):
-        current = registry.manifest_digest(spec.name, spec.tag)
+        current = registry.manifest_digest(spec.name, spec.release_tag)
         if current not in (None, digest):
             if not force:
                 raise StepError(spec.name, "promote", (
                     f"{spec.remote_ref(registry)} already points at {current}; release tags "
                     f"are immutable, refusing to move it to {digest} (--force moves it and "
                     "records the move)"))
-            forced.append(f"{spec.tag}: {current} -> {digest} at {now()}")
+            forced.append(f"{spec.release_tag}: {current} -> {digest} at {now()}")
         # The content tag last: once it is there, later runs skip this image. A tag already
         # at the digest is left alone, so a no-op rerun only reads the registry.
-        for tag in (spec.tag, *aliases, key_tag):
-            if (current if tag == spec.tag else registry.manifest_digest(spec.name, tag)) \
+        for tag in (spec.release_tag, *aliases, key_tag):
+            if (current if tag == spec.release_tag else registry.manifest_digest(spec.name, tag)) \
                     != digest:
                 set_tag(engine, registry, spec, digest, tag, image_id)
-    return Promotion([spec.tag, *aliases, key_tag], forced)
+    return Promotion([spec.release_tag, *aliases, key_tag], forced)
 
 
 

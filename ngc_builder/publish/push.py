@@ -48,9 +48,9 @@ class PushOutcome:
 
 
 def candidate_tag(spec: ImageSpec, existing: list[str]) -> str:
-    pattern = re.compile(re.escape(spec.tag) + r"-rc(\d+)")
+    pattern = re.compile(re.escape(spec.release_tag) + r"-rc(\d+)")
     numbers = [int(m.group(1)) for t in existing if (m := pattern.fullmatch(t))]
-    return f"{spec.tag}-rc{max(numbers, default=0) + 1}"
+    return f"{spec.release_tag}-rc{max(numbers, default=0) + 1}"
 
 
 ENGINE_ERRORS = (StreamError, RegistryError, docker.errors.DockerException,

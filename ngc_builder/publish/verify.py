@@ -63,7 +63,7 @@ def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str],
             continue  # never published, by design
         image = record.images.get(spec.name)
         expected = image.push.digest if image is not None and image.push.status == "ok" else None
-        checks += [_check(plan, spec.name, tag, expected) for tag in (spec.tag, *aliases)]
+        checks += [_check(plan, spec.name, tag, expected) for tag in (spec.release_tag, *aliases)]
         if expected is not None:
             checks.append(_sbom_check(plan, spec.name, expected))
         if expected is not None and public is not None:
@@ -90,7 +90,7 @@ def _platform_checks(plan: ReleasePlan, spec: ImageSpec, image: ImageRecord,
     for platform, digest in sorted(wanted.items()):
         found = held.get(platform)
         problem = error or _entry_problem(found, digest)
-        checks += [TagCheck(spec.name, f"{spec.tag} {platform}", digest, found, problem),
+        checks += [TagCheck(spec.name, f"{spec.release_tag} {platform}", digest, found, problem),
                    _sbom_check(plan, spec.name, digest)]
         if public is not None:
             checks.append(_signature_check(plan, spec.name, digest, public))

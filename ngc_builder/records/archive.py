@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from ngc_builder.errors import InputError, Problem, os_problem
 from ngc_builder.files import DATA_LIMIT, read_text, write_atomic
 from ngc_builder.lock.models import lock_path
-from ngc_builder.manifest.models import RELEASE_RE
+from ngc_builder.manifest.models import RELEASE_ID_RE
 from ngc_builder.plan.dag import LABEL_PREFIX
 from ngc_builder.records.evidence import KINDS, check_evidence, evidence_file
 from ngc_builder.records.record import ReleaseRecord
@@ -54,9 +54,9 @@ RECORD_DIR = "record"  # archive/<YY.MM>/record/: the release record and its evi
 def release_dir(archive: Path, release: str) -> Path:
     """`archive/<YY.MM>`: the one place an archive path is made, so a release id from the
     command line or a record (`../x`) never leads out of the archive."""
-    if not RELEASE_RE.fullmatch(release):
+    if not RELEASE_ID_RE.fullmatch(release):
         raise InputError([Problem("RELEASE", 1, "release",
-                                  f"{release[:40]!r} is not a release id (YY.MM)")])
+                                  f"{release[:40]!r} is not a release id (YY.MM or YY.MM.N)")])
     return archive / release
 
 
@@ -93,9 +93,11 @@ def write(archive: Path, manifest: Path, record: ReleaseRecord, record_file: Pat
 def release_revision(images: dict[str, ArchivedImage], release: str) -> str | None:
     """The project revision this release was built from: its framework images' (the shared
     layers may have been built by an earlier release, from an earlier revision); the most
-    frequent one when a rerun after a commit built some of them."""
+    frequent one when a rerun after a commit built some of them. A patch release's images
+    carry their monthly release's label (docs/security.md)."""
+    monthly = ".".join(release.split(".")[:2])  # a patch's images say their month's
     found = [image.labels.get(REVISION_LABEL) for image in images.values()
-             if image.labels.get(RELEASE_LABEL) == release]
+             if image.labels.get(RELEASE_LABEL) == monthly]
     counted = Counter(revision for revision in found if revision)
     return max(sorted(counted), key=counted.__getitem__, default=None)
 
@@ -135,9 +137,15 @@ def previous_release(archive: Path, release: str) -> str | None:
     """The newest archived release before ``release``."""
     if not archive.is_dir():
         return None
-    older = [path.name for path in archive.iterdir() if RELEASE_RE.fullmatch(path.name)
-             and path.name < release and (path / "release.json").is_file()]
-    return max(older, default=None)
+    older = [path.name for path in archive.iterdir() if RELEASE_ID_RE.fullmatch(path.name)
+             and release_order(path.name) < release_order(release)
+             and (path / "release.json").is_file()]
+    return max(older, key=release_order, default=None)
+
+
+def release_order(release: str) -> tuple[int, ...]:
+    """`26.12` < `26.12.1` < `26.12.10` < `27.01`: numbers, not text."""
+    return tuple(int(part) for part in release.split(".") if part.isdigit())
 
 
 def packages_of(archive: Path, release: str, image: str) -> Path | None:

@@ -15,6 +15,7 @@ from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.records import archive
 from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.matrix import matrix_lines, one_line
+from ngc_builder.records.patch_notes import security_lines
 from ngc_builder.records.record import ImageRecord, PlatformRecord, ReleaseRecord
 from ngc_builder.services.registry import Registry, RegistryError
 
@@ -69,6 +70,7 @@ def release_notes(loaded: LoadedRelease, record: ReleaseRecord, record_file: Pat
              "## Registry bytes", "", *_bytes_lines(record, registry), "",
              "## SBOMs", "", *_sbom_lines(record), "",
              "## Signatures", "", *_signature_lines(record), "",
+             *security_lines(loaded),
              f"## Changes since {previous or 'the previous release'}", "",
              *_lock_lines(loaded, archive_dir, previous), "",
              "Built images against the archived ones (pip and dpkg, as recorded at build time):",

@@ -8,7 +8,7 @@ changelogs read by `security/changelog.py`, and the command ties them together.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -63,24 +63,40 @@ class Holdings:
                 for version, places in versions.items()]
 
 
+@dataclass(frozen=True)
+class LockedSet:
+    """One OS base's or image's locked .debs (`owner.apt`), from `codename`'s suite."""
+
+    codename: str
+    place: str  # `debian-trixie`, `pytorch (arm64)`
+    owner: OsLock | ImageLock
+
+
 def security_codename(os_lock: OsLock) -> str:
     return f"{os_lock.suite}-security"
 
 
-def holdings(lock: ReleaseLock, base_of: dict[str, str]) -> list[Held]:
-    """The locked .debs of every platform; an image's are its OS base's suite's."""
-    found = Holdings()
+def locked_sets(lock: ReleaseLock, base_of: dict[str, str]) -> Iterator[LockedSet]:
+    """Every list of locked .debs: each platform's OS bases and images, with the security
+    suite it comes from (an image's is its OS base's) and where it is held."""
     closures: list[tuple[str, dict[str, OsLock], dict[str, ImageLock]]] = [
         (HOST, lock.os, lock.images),
         *((platform, closure.os, closure.images) for platform, closure in lock.platforms.items())]
     for platform, bases, images in closures:
         shown = "" if platform == HOST else f" ({DEB_ARCHES.get(platform, platform)})"
         for name, os_lock in bases.items():
-            found.add(security_codename(os_lock), os_lock.apt, f"{name}{shown}")
+            yield LockedSet(security_codename(os_lock), f"{name}{shown}", os_lock)
         for name, image in images.items():
             below = bases.get(base_of.get(name, ""))
             if below is not None:
-                found.add(security_codename(below), image.apt, f"{name}{shown}")
+                yield LockedSet(security_codename(below), f"{name}{shown}", image)
+
+
+def holdings(lock: ReleaseLock, base_of: dict[str, str]) -> list[Held]:
+    """The locked .debs of every platform, once per suite, architecture, name and version."""
+    found = Holdings()
+    for locked in locked_sets(lock, base_of):
+        found.add(locked.codename, locked.owner.apt, locked.place)
     return found.held()
 
 

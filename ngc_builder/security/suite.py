@@ -21,9 +21,11 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import requests
+from pydantic import ValidationError
 
 from ngc_builder.errors import StepError
 from ngc_builder.lock.debian import control_fields
+from ngc_builder.lock.models import AptPackage
 from ngc_builder.services.mirror import host_security_mirror
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian-security"
@@ -32,6 +34,7 @@ RELEASE_LIMIT = 4 * 1024 * 1024
 INDEX_LIMIT = 256 * 1024 * 1024  # a decompressed Packages file (bookworm-security's: 2.6 MB)
 SHA256_RE = re.compile(r"[0-9a-f]{64}")
 STEP = "security suite"
+SECURITY_POOL = "pool/updates/"  # where Debian's security archive keeps its .debs
 
 
 @dataclass(frozen=True)
@@ -158,3 +161,14 @@ def _get(session: requests.Session, url: str, limit: int) -> bytes:
     if len(data) > limit:
         raise StepError(url, STEP, f"larger than {limit} bytes")
     return bytes(data)
+
+
+def apt_package(package: SuitePackage) -> AptPackage:
+    """The suite's package held to the lock's patterns (its file a pool path, its hash one)."""
+    try:
+        return AptPackage(name=package.name, version=package.version, arch=package.arch,
+                          file=package.file, sha256=package.sha256, size=package.size)
+    except ValidationError as exc:
+        field = ".".join(str(part) for part in exc.errors()[0]["loc"])
+        raise StepError(f"{package.name} {package.version}"[:120], STEP,
+                        f"the index's {field} is not one a lock could hold") from None

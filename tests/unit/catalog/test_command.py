@@ -46,7 +46,7 @@ def test_default_out_and_record_under_the_build_dir(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "where"), [
     (("26.11",), "archive/26.11/release.json:1: (archive): release 26.11 is not archived"),
-    (("26.13",), "RELEASE:1: release: '26.13' is not a release id (YY.MM)"),
+    (("26.13",), "RELEASE:1: release: '26.13' is not a release id (YY.MM or YY.MM.N)"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path: Path, args: tuple[str, ...],
                                          where: str) -> None:

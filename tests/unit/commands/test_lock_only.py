@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ngc_builder.cache import fill
 from ngc_builder.cache.store import open_cache
 from ngc_builder.commands import lock
 from ngc_builder.commands.lock import os_drift
@@ -93,7 +94,7 @@ def test_the_debs_the_cache_lacks_are_fetched_then_the_image_is_made(
             cache.deb_path(package).write_bytes(b"deb")
     made = Made()
     monkeypatch.setattr(lock, "fetch_debs", fetch)
-    monkeypatch.setattr(lock, "base_mirror", lambda loaded, name: "http://mirror.test/debian")
+    monkeypatch.setattr(fill, "base_mirror", lambda loaded, name: "http://mirror.test/debian")
     monkeypatch.setattr(lock, "obtain_os_image", made)
     lock._make_locked_os(object(), Loaded(), "debian-trixie", "ngc-local/os:13-k", entry)  # type: ignore[arg-type]
     assert fetched == [["bash"]] and made.refs == ["ngc-local/os:13-k"]
@@ -108,7 +109,7 @@ def test_a_deb_the_mirror_dropped_makes_nothing_and_the_drift_check_decides(
         raise StepError("cache", "fetch bash=5.2", "404, the mirror no longer has this version")
     made = Made()
     monkeypatch.setattr(lock, "fetch_debs", fetch)
-    monkeypatch.setattr(lock, "base_mirror", lambda loaded, name: "http://mirror.test/debian")
+    monkeypatch.setattr(fill, "base_mirror", lambda loaded, name: "http://mirror.test/debian")
     monkeypatch.setattr(lock, "obtain_os_image", made)
     lock._make_locked_os(object(), Loaded(), "debian-trixie", "ngc-local/os:13-k", entry)  # type: ignore[arg-type]
     assert made.refs == []

@@ -353,4 +353,5 @@ def test_a_release_id_never_leads_out_of_the_archive(tmp_path: Path, release: st
     result = CliRunner().invoke(main, ["rebuild", release, "--archive",
                                        str(tmp_path / "archive")])
     assert result.exit_code == 2
-    assert result.stderr == f"RELEASE:1: release: {release!r} is not a release id (YY.MM)\n"
+    assert result.stderr == (f"RELEASE:1: release: {release!r} is not a release id "
+                             "(YY.MM or YY.MM.N)\n")

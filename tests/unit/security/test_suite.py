@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from ngc_builder.commands.security import apt_package
 from ngc_builder.errors import StepError
 from ngc_builder.security import suite
 from ngc_builder.security.suite import (
     SuitePackage,
+    apt_package,
     indexed_file,
     packages_of,
     signed_release,
