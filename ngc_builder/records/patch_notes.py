@@ -26,5 +26,6 @@ def security_lines(loaded: LoadedRelease) -> list[str]:
     report = loaded.manifest.with_suffix(".security.md")
     if not report.is_file():
         return [*lines, f"(no `{report.name}` beside the manifest: its fixes are not listed)", ""]
-    body = read_text(report, INPUT_LIMIT).splitlines()
-    return [*lines, *(line for line in body if not line.startswith("# ")), ""]
+    body = [line for line in read_text(report, INPUT_LIMIT).splitlines()
+            if not line.startswith("# ")]
+    return [*lines, *"\n".join(body).strip("\n").splitlines(), ""]

@@ -1,13 +1,13 @@
 """A patch release made from Debian's real security suite (docs/security.md): the CI release
-(26.11: trixie, the mini stack, CPU JAX) published, then `security --patch` writes 26.11.1
-with only the fixed .debs relocked, and `release` builds, validates, signs and publishes it.
+without its broken row (26.11: trixie, the mini stack, CPU JAX) published, then `security
+--patch` writes 26.11.1 with only the fixed .debs relocked, and `release` builds, validates,
+signs and publishes it.
 As users see it: `26.11.1-py3` is a new image whose dpkg holds the fixed versions, signed (the
 real cosign verifies it), `26.11-py3` did not move, and the notes name the CVEs."""
 
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,8 @@ import pytest
 from ngc_builder.publish.key_files import PUBLIC_FILE
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import parse_registry
-from tests.integration.conftest import REGISTRY_HOST, cli, make_ci_root
+from tests.integration.conftest import cli
+from tests.integration.test_publishing import new_project
 from tests.integration.test_signing import cosign_verify
 
 pytestmark = [pytest.mark.integration, pytest.mark.extended]
@@ -28,7 +29,7 @@ def released(manifest: Path, registry: str, build_dir: Path) -> dict[str, Any]:
     fetched = cli("fetch", str(manifest))  # the patch's .debs come from the security mirror
     assert fetched.returncode == 0, fetched.stderr[-2000:]
     done = cli("release", str(manifest), "--registry", registry, "--build-dir", str(build_dir),
-               "--only", "jax", "--os-source", "bootstrap", "--json", "--quiet")
+               "--os-source", "bootstrap", "--json", "--quiet")
     assert done.returncode == 0, done.stderr[-3000:]
     record: dict[str, Any] = json.loads(done.stdout)
     return record
@@ -37,8 +38,9 @@ def released(manifest: Path, registry: str, build_dir: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def patched(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("patch")
-    manifest = make_ci_root(root / "project")
-    registry = f"{REGISTRY_HOST}/patch-{secrets.token_hex(4)}"
+    (root / "project").mkdir()
+    project = new_project(root / "project")  # the CI release without its broken row
+    manifest, registry = project.manifest, project.registry
     monthly = released(manifest, registry, root / "build")
     scan = cli("security", str(manifest), "--patch", "--json")
     assert scan.returncode == 0, scan.stderr[-3000:]
