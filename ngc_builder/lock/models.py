@@ -30,6 +30,7 @@ SHA256_RE = r"^[0-9a-f]{64}$"
 # (pydantic's patterns search, so each is anchored).
 FILE_RE = r"^[A-Za-z0-9][A-Za-z0-9._+~%:-]*(/[A-Za-z0-9][A-Za-z0-9._+~%:-]*)*$"
 VERSION_RE = r"^[A-Za-z0-9][A-Za-z0-9.+~:_!-]*$"
+DEB_NAME_RE = r"^[a-z0-9][a-z0-9+.-]*$"  # Debian's package names (binary and source)
 
 
 class Locked(BaseModel):
@@ -51,7 +52,7 @@ class PipPackage(Locked):
 class AptPackage(Locked):
     """One .deb exactly: `file` is its path in the Debian archive (`pool/main/...`)."""
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9+.-]*$")
+    name: str = Field(pattern=DEB_NAME_RE)
     version: str = Field(pattern=VERSION_RE)
     arch: str = Field(pattern=r"^[a-z0-9-]+$")
     file: str = Field(pattern=FILE_RE)

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ngc_builder.errors import StepError
 from ngc_builder.lock.debian import control_fields
-from ngc_builder.lock.models import AptPackage
+from ngc_builder.lock.models import DEB_NAME_RE, VERSION_RE, AptPackage
 from ngc_builder.services.mirror import host_security_mirror
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian-security"
@@ -143,6 +143,10 @@ def packages_of(text: str) -> list[SuitePackage]:
                 or not fields.get("Size", "").isdigit():
             continue
         source = fields.get("Source", fields["Package"]).split(" ")[0]
+        if not all(re.match(pattern, value) for pattern, value in (
+                (DEB_NAME_RE, fields["Package"]), (DEB_NAME_RE, source),
+                (VERSION_RE, fields["Version"]))):
+            continue  # what every report line prints: never an escape sequence or a newline
         found.append(SuitePackage(fields["Package"], fields["Version"],
                                   fields.get("Architecture", ""), source, fields["Filename"],
                                   fields["SHA256"], int(fields["Size"])))

@@ -169,3 +169,10 @@ def test_an_index_entry_no_lock_could_hold_is_refused_before_any_download(
     hostile = SuitePackage(**{**good.__dict__, field: value})
     with pytest.raises(StepError, match=f"the index's {field} is not one a lock could hold"):
         apt_package(hostile)
+
+
+def test_a_stanza_whose_names_could_carry_escapes_is_skipped() -> None:
+    hostile = STANZAS.replace("Source: openssl", "Source: openssl\x1b[2J").replace(
+        "Version: 2026f-0+deb12u1", "Version: 2026f\x07;rm")
+    assert [p.name for p in packages_of(hostile)] == []
+    assert [p.name for p in packages_of(STANZAS)] == ["libssl3", "tzdata"]
