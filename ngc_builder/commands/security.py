@@ -48,6 +48,9 @@ class SecurityOptions:
 
 
 def security_command(options: SecurityOptions) -> int:
+    if (options.follow or options.force) and not options.patch:
+        flag = "--follow" if options.follow else "--force"
+        raise InputError([Problem(str(options.manifest), 1, flag, "only with --patch")])
     prepared = prepare(options.manifest, options.root, stack_check=False)
     held = holdings(prepared.lock, {spec.name: spec.base for spec in prepared.plan.images})
     cache = open_cache(options.cache_dir or default_root())

@@ -104,3 +104,13 @@ def test_a_fix_that_needs_more_than_the_lock_holds_is_refused(tmp_path: Path) ->
     assert problems == ["libssl3 3.1 needs libc6 (>= 2.41); the lock holds 2.36"]
     with pytest.raises(InputError, match="relock with `ngc-builder lock` instead of a patch"):
         refuse_unmet(problems, lock_path(tmp_path / "26.12.1.yaml"))
+
+
+@pytest.mark.parametrize("flag", ["follow", "force"])
+def test_follow_or_force_without_patch_is_refused_before_anything_is_read(
+        tmp_path: Path, flag: str) -> None:
+    from ngc_builder.commands.security import SecurityOptions, security_command
+
+    options = SecurityOptions(tmp_path / "missing.yaml", **{flag: True})  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=f"--{flag}: only with --patch"):
+        security_command(options)
