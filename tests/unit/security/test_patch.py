@@ -24,9 +24,10 @@ from ngc_builder.security.patch import (
 from ngc_builder.security.scan import Held, Update
 from ngc_builder.security.suite import SuitePackage
 from tests.conftest import WriteRelease
+from tests.unit.conftest import GOOD_RELEASE
 from tests.unit.lock.debs import write_deb
 from tests.unit.lock.test_platforms import ARM_JAX
-from tests.unit.locks import sha, write_platform_lock
+from tests.unit.locks import host_lock, sha, write_platform_lock
 from tests.unit.security.test_scan import deb
 
 pytestmark = pytest.mark.unit
@@ -114,3 +115,25 @@ def test_follow_or_force_without_patch_is_refused_before_anything_is_read(
     options = SecurityOptions(tmp_path / "missing.yaml", **{flag: True})  # type: ignore[arg-type]
     with pytest.raises(InputError, match=f"--{flag}: only with --patch"):
         security_command(options)
+
+
+def test_a_patch_keeps_the_key_of_every_image_that_holds_no_fix(
+        write_release: WriteRelease) -> None:
+    """Only what holds a fixed .deb, and what stands on it, is built again: the stack's own
+    .deb moves, so base keeps its key (the release adopts it) and the rest get new ones."""
+    from tests.unit.render.test_content_keys import _keys_of
+
+    monthly = write_release(GOOD_RELEASE, lock=False)
+    loaded = load_release(monthly)
+    plan = plan_release(loaded)
+    lock = host_lock(loaded, plan)
+    lock_path(monthly).write_text(dump_lock(lock))
+    package = lock.images["cuda-cu13"].apt[0]
+    patched = patched_lock(loaded, plan, lock, [fix(package.name, package.version,
+                                                     f"{package.version}+deb13u1")], "26.11.1")
+    patch = monthly.with_name("26.11.1.yaml")
+    patch.write_text(patched_manifest(monthly.read_text(), 1, follow=False, release="26.11"))
+    lock_path(patch).write_text(dump_lock(patched))
+    before, after = _keys_of(monthly), _keys_of(patch)
+    assert after["base"] == before["base"]
+    assert all(after[name] != before[name] for name in ("cuda-cu13", "pytorch", "jax"))
