@@ -17,6 +17,7 @@ import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from ngc_builder.files import open_regular
 
@@ -72,18 +73,25 @@ def control_text(path: Path) -> str:
 
 def _control_member(path: Path) -> tuple[str, bytes]:
     with open_regular(path) as archive:
-        if archive.read(len(AR_MAGIC)) != AR_MAGIC:
-            raise ValueError("not an ar archive")
-        while len(header := archive.read(AR_HEADER)) == AR_HEADER:
-            if not SIZE_RE.fullmatch(header[48:58]):  # a negative size would seek back
-                raise ValueError("bad ar member size")
-            name, size = header[:16].decode("ascii").strip().rstrip("/"), int(header[48:58])
-            if name.startswith("control.tar"):
-                if size > CONTROL_LIMIT:
-                    raise ValueError("control member too big")
-                return name, archive.read(size)
-            archive.seek(size + size % 2, io.SEEK_CUR)
-    raise ValueError("no control member")
+        name, size = ar_member(archive, "control.tar")
+        if size > CONTROL_LIMIT:
+            raise ValueError("control member too big")
+        return name, archive.read(size)
+
+
+def ar_member(archive: IO[bytes], prefix: str) -> tuple[str, int]:
+    """The name and size of the .deb's first member named `prefix*`, the archive left at its
+    first byte (ValueError when there is none or the archive is not one)."""
+    if archive.read(len(AR_MAGIC)) != AR_MAGIC:
+        raise ValueError("not an ar archive")
+    while len(header := archive.read(AR_HEADER)) == AR_HEADER:
+        if not SIZE_RE.fullmatch(header[48:58]):  # a negative size would seek back
+            raise ValueError("bad ar member size")
+        name, size = header[:16].decode("ascii").strip().rstrip("/"), int(header[48:58])
+        if name.startswith(prefix):
+            return name, size
+        archive.seek(size + size % 2, io.SEEK_CUR)
+    raise ValueError(f"no {prefix} member")
 
 
 def _control_text(member: str, data: bytes) -> str:

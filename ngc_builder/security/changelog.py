@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from ngc_builder.files import open_regular
-from ngc_builder.lock.debian import AR_HEADER, AR_MAGIC, SIZE_RE, compare_versions
+from ngc_builder.lock.debian import ar_member, compare_versions
 
 DATA_LIMIT = 1 << 30  # bytes a data.tar may decompress to before the read stops
 MEMBERS_LIMIT = 100_000
@@ -66,7 +66,7 @@ def changelog_text(deb: Path, name: str, source: str) -> str | None:
 
 def _tar_members(archive: IO[bytes]) -> Iterator[tuple[str, bytes]]:
     """(path, bytes) of each small regular file of the .deb's data.tar.*."""
-    member, size = _data_member(archive)
+    member, size = ar_member(archive, "data.tar")
     stream = _Bounded(archive, size, member)
     with tarfile.open(fileobj=stream, mode="r|") as tar:
         for count, entry in enumerate(tar):
@@ -76,19 +76,6 @@ def _tar_members(archive: IO[bytes]) -> Iterator[tuple[str, bytes]]:
                 extracted = tar.extractfile(entry)
                 if extracted is not None:
                     yield entry.name, extracted.read()
-
-
-def _data_member(archive: IO[bytes]) -> tuple[str, int]:
-    if archive.read(len(AR_MAGIC)) != AR_MAGIC:
-        raise ValueError("not an ar archive")
-    while len(header := archive.read(AR_HEADER)) == AR_HEADER:
-        if not SIZE_RE.fullmatch(header[48:58]):
-            raise ValueError("bad ar member size")
-        name, size = header[:16].decode("ascii").strip().rstrip("/"), int(header[48:58])
-        if name.startswith("data.tar"):
-            return name, size
-        archive.seek(size + size % 2, io.SEEK_CUR)
-    raise ValueError("no data member")
 
 
 class _Bounded(io.RawIOBase):

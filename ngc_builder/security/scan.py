@@ -14,11 +14,9 @@ from pathlib import Path
 
 from ngc_builder.lock.debian import compare_versions
 from ngc_builder.lock.models import AptPackage, ImageLock, OsLock, ReleaseLock
-from ngc_builder.manifest.platforms import DEB_ARCHES
+from ngc_builder.manifest.platforms import DEB_ARCHES, HOST_PLATFORM
 from ngc_builder.security.changelog import Entry, changelog_text, entries_after
 from ngc_builder.security.suite import SuitePackage
-
-HOST = "linux/amd64"  # the lock's top level (lock/models.py: ReleaseLock.images)
 
 
 @dataclass(frozen=True)
@@ -80,10 +78,10 @@ def locked_sets(lock: ReleaseLock, base_of: dict[str, str]) -> Iterator[LockedSe
     """Every list of locked .debs: each platform's OS bases and images, with the security
     suite it comes from (an image's is its OS base's) and where it is held."""
     closures: list[tuple[str, dict[str, OsLock], dict[str, ImageLock]]] = [
-        (HOST, lock.os, lock.images),
+        (HOST_PLATFORM, lock.os, lock.images),
         *((platform, closure.os, closure.images) for platform, closure in lock.platforms.items())]
     for platform, bases, images in closures:
-        shown = "" if platform == HOST else f" ({DEB_ARCHES.get(platform, platform)})"
+        shown = "" if platform == HOST_PLATFORM else f" ({DEB_ARCHES.get(platform, platform)})"
         for name, os_lock in bases.items():
             yield LockedSet(security_codename(os_lock), f"{name}{shown}", os_lock)
         for name, image in images.items():
