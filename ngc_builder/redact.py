@@ -46,11 +46,21 @@ def strip_userinfo(text: str) -> str:
 
 def _without_secret(match: re.Match[str]) -> str:
     run = match.group()
-    ends = [at for at in _AT.finditer(run) if not _DIGEST.match(run, at.end())]
-    if not ends:
+    end = _last_secret_end(run)
+    if end is None:
         return run
-    user = _USER.search(run, 0, ends[-1].start())
-    return run if user is None else run[:user.start()] + run[ends[-1].end():]
+    user = _USER.search(run, 0, end.start())
+    return run if user is None else run[:user.start()] + run[end.end():]
+
+
+def _last_secret_end(run: str) -> re.Match[str] | None:
+    """The run's last '@' (or `%40`) that does not start a digest; only the last one is kept,
+    so a run of a hundred thousand '@' holds one match at a time, not a list of them."""
+    last = None
+    for at in _AT.finditer(run):
+        if not _DIGEST.match(run, at.end()):
+            last = at
+    return last
 
 
 def escape_controls(text: str, keep: str = "") -> str:
