@@ -11,6 +11,7 @@ import click
 from ngc_builder.cli_options import BUILD_DIR, JSON, MANIFEST, OS_SOURCE, REGISTRY, ROOT, SITE
 from ngc_builder.commands.guard import guarded
 from ngc_builder.commands.release import ReleaseOptions, release_command
+from ngc_builder.manifest.platforms import MACHINES, others
 from ngc_builder.pipeline.options import RunPolicy
 
 if TYPE_CHECKING:
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
               help="Push each candidate and stage it by its content key (tag staged-<key>), "
                    "move no release tag: a later run (a GPU job) pulls it, gates it again and "
                    "promotes it.")
+@click.option("--defer-validation", "deferred", multiple=True,
+              type=click.Choice(others(MACHINES)),
+              help="With --no-promote: build this platform but leave its validation to a job "
+                   "on its own nodes (release --on slurm does, in the site's arm64_partition); "
+                   "its record says `deferred` and nothing is promoted before that job passed.")
 @ROOT
 @BUILD_DIR
 @OS_SOURCE
@@ -68,8 +74,12 @@ def release_options(flags: dict[str, Any]) -> ReleaseOptions:
         raise click.UsageError("--on slurm needs the push (the nodes hand images on through "
                                "the registry) and validates on the nodes: not with --no-push "
                                "or --validate-on slurm")
+    if flags["deferred"] and not flags["no_promote"]:
+        raise click.UsageError("--defer-validation needs --no-promote: a platform not "
+                               "validated here is never promoted here")
     policy = RunPolicy(push=not flags["no_push"], jobs=flags["jobs"], force=flags["force"],
-                       no_cache=flags["no_cache"], promote=not flags["no_promote"])
+                       no_cache=flags["no_cache"], promote=not flags["no_promote"],
+                       deferred=frozenset(flags["deferred"]))
     return ReleaseOptions(
         manifest=flags["manifest"], root=flags["root"], only=list(flags["only"]),
         registry=flags["registry"], policy=policy, build_dir=flags["build_dir"],

@@ -91,6 +91,9 @@ class SlurmSite(Strict):
     # A node to itself per image job (--exclusive): a build uses every core and the node's one
     # engine, and siblings then spread over nodes instead of packing onto the first one.
     exclusive: bool = True
+    # The partition of the cluster's arm64 nodes (Grace): an arm64 row's validation runs there
+    # as a job of its own, full tier, once its image's job staged it (pipeline/slurm_platforms.py).
+    arm64_partition: SlurmWord | None = None
 
 
 class CiSite(Strict):

@@ -33,6 +33,7 @@ from ngc_builder.pipeline.slurm_jobs import (
     job_script,
     sbatch_options,
 )
+from ngc_builder.pipeline.slurm_platforms import PlatformJobs
 from ngc_builder.pipeline.tags import promote_tags
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import ImageRecord
@@ -43,8 +44,10 @@ from ngc_builder.validate.slurm import UNKNOWN_POLLS
 
 @dataclass
 class Jobs:
-    """The jobs of this run: image -> job ID, and each one's last state."""
+    """The jobs of this run: image -> job ID, and each one's last state; the validations of
+    platforms on their own nodes (`arm64_partition`)."""
 
+    platforms: PlatformJobs
     ids: dict[str, str] = field(default_factory=dict)
     states: dict[str, JobState] = field(default_factory=dict)
 
@@ -84,10 +87,13 @@ def slurm_release(options: ReleaseOptions, prepared: Prepared,
 def release_on_slurm(run: Run, images: list[ImageSpec], slurm: SlurmRelease) -> None:
     open_images(run, images)
     wanted = [spec for spec in images if _needs_job(run, spec, slurm.request)]
-    jobs = Jobs()
+    jobs = Jobs(PlatformJobs(slurm.cluster, slurm.site, slurm.request))
+    jobs.platforms.remember(run)
     try:
-        for spec in wanted:
-            if not _still_running(run, spec, slurm.cluster, jobs):
+        for spec in images:
+            if spec not in wanted:  # staged by an earlier run's job: judged if it still waits
+                jobs.platforms.start(run, spec)
+            elif not _still_running(run, spec, slurm.cluster, jobs):
                 _submit(run, spec, slurm, jobs)
         _wait(run, slurm, jobs)
     except BaseException as exc:
@@ -159,8 +165,8 @@ def _submit(run: Run, spec: ImageSpec, slurm: SlurmRelease, jobs: Jobs) -> None:
 def _wait(run: Run, slurm: SlurmRelease, jobs: Jobs) -> None:
     """Until every job ended; each change of state said once."""
     unknown: dict[str, int] = {}
-    while pending := jobs.pending():
-        for name in pending:
+    while jobs.pending() or jobs.platforms.pending():
+        for name in jobs.pending():
             state = slurm.cluster.job_state(jobs.ids[name])
             unknown[name] = unknown.get(name, 0) + 1 if state is None else 0
             if state is None and unknown[name] >= UNKNOWN_POLLS:
@@ -168,7 +174,10 @@ def _wait(run: Run, slurm: SlurmRelease, jobs: Jobs) -> None:
             if state is not None and state != jobs.states.get(name):
                 jobs.states[name] = state
                 run.ui.step(name, f"Slurm job {jobs.ids[name]}: {_told(state)}")
-        if jobs.pending():
+                if state.state == "COMPLETED":  # what it staged unjudged is judged now
+                    jobs.platforms.start(run, run.inputs.plan.get(name))
+        jobs.platforms.poll(run)
+        if jobs.pending() or jobs.platforms.pending():
             time.sleep(slurm.site.poll_seconds)
 
 
@@ -178,9 +187,9 @@ def _told(state: JobState) -> str:
 
 
 def _cancel(cluster: SlurmCluster, jobs: Jobs) -> None:
-    for name in jobs.pending():
+    for job in [jobs.ids[name] for name in jobs.pending()] + jobs.platforms.cancel_ids():
         with contextlib.suppress(SlurmError):  # one that ended meanwhile: nothing to cancel
-            cluster.cancel(jobs.ids[name])
+            cluster.cancel(job)
 
 
 def _conclude(run: Run, spec: ImageSpec, request: JobRequest, jobs: Jobs) -> None:
@@ -188,6 +197,8 @@ def _conclude(run: Run, spec: ImageSpec, request: JobRequest, jobs: Jobs) -> Non
     try:
         if (digest := reuse.published(run, spec, record)) is None:
             digest = _taken(run, spec, record, request, jobs)
+            if digest is not None:
+                digest = jobs.platforms.conclude(run, spec, record, digest)
         if digest is not None and run.policy.promote:
             _refuse_on_failed_parent(run, spec, record)
             promote_tags(run, spec, record, digest)

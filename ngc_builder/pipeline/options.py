@@ -29,6 +29,9 @@ class RunPolicy:
     # The images asked for (--only; empty: all). The others are only built on: one the
     # registry holds staged is taken as its own job left it (pipeline/reuse.py).
     targets: frozenset[str] = frozenset()
+    # Other platforms built and staged but not validated here (--defer-validation, only with
+    # --no-promote): a job on that platform's own nodes judges them before anything promotes.
+    deferred: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from ngc_builder.plan.dag import ImageSpec, optional_platform
 from ngc_builder.publish.oci_index import PlatformImage, push_index
 from ngc_builder.publish.push import step_errors, transfer
 from ngc_builder.records.record import (
+    DEFERRED,
     BuildRecord,
     ImageRecord,
     PlatformRecord,
@@ -49,7 +50,20 @@ def build_platforms(run: Run, spec: ImageSpec, record: ImageRecord) -> None:
     finally:
         run.state.platforms_built(spec.name).set()
     for platform in built:
-        _step(run, spec, record, platform, "validate")
+        if platform in run.policy.deferred:
+            _defer(run, spec, record.platforms[platform], platform)
+        else:
+            _step(run, spec, record, platform, "validate")
+
+
+def _defer(run: Run, spec: ImageSpec, entry: PlatformRecord, platform: str) -> None:
+    """--defer-validation: staged unjudged, for a job on the platform's own nodes (only with
+    --no-promote: the side that promotes waits for that job's verdict)."""
+    image_id = entry.build.image_id or ""
+    if entry.validation.image_id != image_id or entry.validation.verdict != "pass":
+        entry.validation = ValidationRecord(status="skipped", verdict=DEFERRED, image_id=image_id)
+    run.ui.step(spec.name, f"{platform}: validation left to a job on {platform} nodes")
+    run.state.save()
 
 
 def _step(run: Run, spec: ImageSpec, record: ImageRecord, platform: str, step: str) -> bool:
@@ -68,10 +82,11 @@ def _step(run: Run, spec: ImageSpec, record: ImageRecord, platform: str, step: s
 
 def shipped(spec: ImageSpec, record: ImageRecord) -> dict[str, PlatformRecord]:
     """The other platforms this image ships: listed by the manifest now (a record may hold
-    one an earlier manifest listed), built, validated, not left out."""
+    one an earlier manifest listed), built, validated (or staged for a job on its own nodes to
+    validate: the side that promotes waits for that verdict), not left out."""
     return {platform: entry for platform, entry in record.platforms.items()
             if platform in spec.platforms and entry.left_out is None
-            and entry.validation.verdict == "pass"}
+            and entry.validation.verdict in ("pass", DEFERRED)}
 
 
 def _failed(run: Run, spec: ImageSpec, record: ImageRecord, platform: str,

@@ -24,6 +24,7 @@ from ngc_builder.services.environment import VARIABLES, setting
 from ngc_builder.services.reference import NAME_RE
 
 JOB_PREFIX = "ngc-"
+ARM64 = "linux/arm64"
 # The node's own: which GPUs it validates with is the job's partition's, and the signing key
 # stays with the submit side, which alone promotes and signs.
 NOT_PASSED = frozenset({"NGC_GPU", "NGC_SIGNING_KEY", "NGC_SIGNING_PASSWORD", "NGC_SITE"})
@@ -75,6 +76,12 @@ def on_gpus(site: SlurmSite, spec: ImageSpec) -> bool:
     return site.gpus > 0 and spec.stack is not None and not expected_failure
 
 
+def deferred_platforms(site: SlurmSite, spec: ImageSpec) -> list[str]:
+    """The image's platforms its own job builds but leaves to a validation job on their own
+    nodes: arm64, where the site names a partition of arm64 nodes."""
+    return [ARM64] if site.arm64_partition and ARM64 in spec.platforms else []
+
+
 def job_script(request: JobRequest, site: SlurmSite, spec: ImageSpec) -> str:
     python = site.python or sys.executable
     command = [python, "-m", "ngc_builder", "release", str(request.manifest), "--only",
@@ -83,6 +90,8 @@ def job_script(request: JobRequest, site: SlurmSite, spec: ImageSpec) -> str:
     command += ["--offline"] if request.offline else []
     command += ["--no-cache"] if request.no_cache else []
     command += ["--site", str(request.site_file)] if request.site_file is not None else []
+    for platform in deferred_platforms(site, spec):
+        command += ["--defer-validation", platform]
     lines = ["#!/bin/bash", f"# ngc-builder: image {spec.name}, one job of `release --on "
              "slurm` (pipeline/slurm_jobs.py)", "set -euo pipefail",
              f"export PATH={PATH}",

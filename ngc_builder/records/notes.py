@@ -109,6 +109,8 @@ def how_validated(entry: PlatformRecord) -> str:
     """Which checks ran for another platform, and where: `emulated tier on linux/amd64 ...`."""
     validation = entry.validation
     ran = validation.summary.get("pass", 0) + validation.summary.get("fail", 0)
+    if validation.scope != "emulated" and validation.slurm_job:
+        return f"full tier on its own nodes, Slurm job {validation.slurm_job} ({ran} checks ran)"
     if validation.scope != "emulated":
         return f"full tier ({ran} checks ran)"
     return (f"emulated tier on {HOST_PLATFORM} under QEMU ({ran} checks ran, "

@@ -43,6 +43,11 @@ class BuildRecord(BaseModel):
     slurm_job: str | None = None  # built as this job of the site's cluster (release --on slurm)
 
 
+# A platform built and staged by a `--no-promote --defer-validation` job, its validation left
+# to a job on that platform's own nodes: never promoted before that job's verdict replaced it.
+DEFERRED = "deferred"
+
+
 class ValidationRecord(BaseModel):
     status: StepStatus = "pending"
     verdict: str | None = None

@@ -13,6 +13,7 @@ import contextlib
 import json
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,33 +49,77 @@ def validate_on_slurm(
 ) -> ValidationOutcome:
     """`framework`: the framework folder whose probes runtime host stages (other runtimes
     use the image's own). `workers`: the two-process jobs run again under srun."""
-    started = time.monotonic()
-    if not is_reference(ref):  # pasted into the script as an argument: never an option
-        raise StepError(name, "validate", f"{ref!r} is not an image name or ID")
+    asked = Asked(ref, expected_labels, gpu_mode, out_dir, name)
+    submitted = submit_validation(cluster, site, asked, baselines, framework, workers)
+    try:
+        final = wait_for_job(cluster, submitted.job_id, site.poll_seconds)
+    except SlurmError as exc:
+        raise StepError(name, "validate", str(exc)) from None
+    return judged(submitted, final)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What one validation job is asked: the image, what it must carry, where reports go."""
+
+    ref: str
+    expected_labels: dict[str, str]
+    gpu_mode: str
+    out_dir: Path
+    name: str
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """A validation job on its way: judged by `judged` once Slurm says it ended."""
+
+    asked: Asked
+    job: Job
+    job_id: str
+    command: str
+    options: list[str]
+    started: float
+
+
+def submit_validation(cluster: SlurmCluster, site: SlurmSite, asked: Asked,
+                      baselines: dict[str, Any] | None = None, framework: Path | None = None,
+                      workers: tuple[Worker, ...] = ()) -> Submitted:
+    """The job's folder and script written and the job submitted; StepError if it cannot be."""
+    started, name = time.monotonic(), asked.name
+    if not is_reference(asked.ref):  # pasted into the script as an argument: never an option
+        raise StepError(name, "validate", f"{asked.ref!r} is not an image name or ID")
     if site.runtime == "host" and framework is None:
         raise StepError(name, "validate", "runtime host needs the image's framework folder "
                         "(its probes)")
-    job = Job(site, ref, gpu_mode, JobFiles(job_folder(site, out_dir, name)), workers)
-    command = runner_line(job, expected_labels, framework)
+    job = Job(site, asked.ref, asked.gpu_mode, JobFiles(job_folder(site, asked.out_dir, name)),
+              workers)
+    command = runner_line(job, asked.expected_labels, framework)
     job.files.script.write_text(job_script(job, command, baselines))
     options = sbatch_options(site, name, job.files, len(workers) > 0)
     try:
         job_id = cluster.submit(options, job.files.script)
-        final = wait_for_job(cluster, job_id, site.poll_seconds)
     except SlurmError as exc:
         raise StepError(name, "validate", str(exc)) from None
-    report = job_report(final, job_id, site, job.files, gpu_mode)
-    report.checks.insert(0, labels_check(site, job.files, expected_labels, final))
+    return Submitted(asked, job, job_id, command, options, started)
+
+
+def judged(submitted: Submitted, final: JobState) -> ValidationOutcome:
+    """The job's report (or how it ended) with its label and srun checks, written out."""
+    job, asked, site = submitted.job, submitted.asked, submitted.job.site
+    report = job_report(final, submitted.job_id, site, job.files, asked.gpu_mode)
+    report.checks.insert(0, labels_check(site, job.files, asked.expected_labels, final))
     if final.state == "COMPLETED":
         report.checks += srun_checks(job)
     report.environment["slurm"] = {
-        "job_id": job_id, "state": final.state, "exit_code": final.exit_code,
-        "reason": final.reason, "runtime": site.runtime, "job_command": command,
-        "sbatch": " ".join(["sbatch", "--parsable", *options, str(job.files.script)])}
+        "job_id": submitted.job_id, "state": final.state, "exit_code": final.exit_code,
+        "reason": final.reason, "runtime": site.runtime, "job_command": submitted.command,
+        "partition": site.partition,
+        "sbatch": " ".join(["sbatch", "--parsable", *submitted.options, str(job.files.script)])}
     if site.runtime == "docker":
-        report.environment["docker_command"] = command
-    json_path, junit_path = write_reports(report, out_dir, name, ref, _read(job.files.stderr))
-    return ValidationOutcome(report, json_path, junit_path, time.monotonic() - started)
+        report.environment["docker_command"] = submitted.command
+    json_path, junit_path = write_reports(report, asked.out_dir, asked.name, asked.ref,
+                                          _read(job.files.stderr))
+    return ValidationOutcome(report, json_path, junit_path, time.monotonic() - submitted.started)
 
 
 def srun_checks(job: Job) -> list[CheckResult]:

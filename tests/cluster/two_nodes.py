@@ -32,6 +32,7 @@ PREFIX = "ngc2"  # every netns and link of the cluster's (at most 15 characters 
 SUBNET = "10.222.7"
 HUB = f"{SUBNET}.1"
 NODES = ("node1", "node2")
+ARM64_PARTITION = "arm64"
 CONTROLLER_PORT, NODE_PORT = 7817, 7818
 TOOLS = ("slurmctld", "slurmd", "sbatch", "munged", "munge", "dockerd", "nsenter", "unshare",
          "ip")
@@ -162,6 +163,9 @@ SlurmdLogFile={folder}/log/slurmd-%n.log
 SlurmdTimeout=10
 {nodes}
 PartitionName=build Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+# A site's arm64 (Grace) nodes, as `arm64_partition` names them: here the second node, an
+# amd64 one, runs their jobs' images under QEMU (the plumbing, not Grace's numerics).
+PartitionName={ARM64_PARTITION} Nodes={NODES[1]} MaxTime=INFINITE State=UP
 """
 
     def start_engine(self, node: str) -> None:

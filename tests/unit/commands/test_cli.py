@@ -98,6 +98,16 @@ def test_release_rejects_a_bad_registry_option(write_release: WriteRelease) -> N
     assert code == 2 and "--registry" in err and "Traceback" not in err
 
 
+def test_a_platform_validated_elsewhere_is_never_promoted_by_the_run_that_deferred_it(
+        write_release: WriteRelease) -> None:
+    manifest = str(write_release(GOOD_RELEASE))
+    code, _, err = invoke("release", manifest, "--defer-validation", "linux/arm64")
+    assert code == 2 and "--defer-validation needs --no-promote" in err
+    code, _, err = invoke("release", manifest, "--no-promote", "--defer-validation",
+                          "linux/amd64")  # the host's platform is always validated here
+    assert code == 2 and "'linux/amd64' is not" in err
+
+
 def test_release_rejects_an_unknown_only(write_release: WriteRelease) -> None:
     code, _, err = invoke("release", str(write_release(GOOD_RELEASE)), "--offline",
                           "--only", "tensorflow")

@@ -20,7 +20,7 @@ from ngc_builder.manifest.load import load_release
 from ngc_builder.pipeline import lifecycle, platforms
 from ngc_builder.pipeline.run import PlatformInputs, Run, RunState
 from ngc_builder.plan.dag import ImageSpec, plan_release
-from ngc_builder.records.record import ImageRecord, PlatformRecord
+from ngc_builder.records.record import DEFERRED, ImageRecord, PlatformRecord
 from ngc_builder.render.installs import VENV_TAR
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
@@ -85,6 +85,20 @@ def test_an_optional_platform_that_fails_is_left_out_and_said(
     log = (tmp_path / "logs").glob("*")
     assert any("linux/arm64 left out (optional_platforms)" in path.read_text()
                for path in log if path.is_file())
+
+
+def test_a_deferred_platform_is_built_and_staged_unjudged_for_a_job_on_its_own_nodes(
+        write_release: WriteRelease, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built = _validation_fails_on_arm64(monkeypatch)  # it would fail: it never runs here
+    run = _run(write_release, tmp_path, BOTH)
+    run = replace(run, policy=replace(run.policy, promote=False, deferred=frozenset({ARM})))
+    record = ImageRecord(name="jax", kind="framework")
+    platforms.build_platforms(run, run.inputs.plan.get("jax"), record)
+    assert built == [ARM] and not record.failed
+    assert (record.platforms[ARM].validation.status,
+            record.platforms[ARM].validation.verdict) == ("skipped", DEFERRED)
+    assert list(platforms.shipped(run.inputs.plan.get("jax"), record)) == [ARM]
+    run.ui.close()
 
 
 def test_a_platform_the_manifest_no_longer_lists_is_not_shipped_from_an_old_record(
