@@ -24,7 +24,7 @@ from ngc_builder.manifest.stacks import applies, is_cuda_library, python_ok
 from ngc_builder.manifest.wheels import Fetcher, WheelMetadata
 
 ROUNDS = 4  # each round can only raise a choice's constraints; real rows settle in two
-FIELDS = ("extra_packages", "tools")
+FIELDS = ("extra_packages", "tools", "addons")
 
 
 @dataclass(frozen=True)

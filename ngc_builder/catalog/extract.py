@@ -21,7 +21,8 @@ PREFIX = "org.ngc-builder."
 # Components table: (shown as, label key under org.ngc-builder.)
 COMPONENTS = (("Python", "python"), ("OS", "os"), ("CUDA stack", "stack"), ("CUDA", "cuda"),
               ("CUDA runtime", "cudart"), ("cuBLAS", "cublas"), ("cuDNN", "cudnn"),
-              ("NCCL", "nccl"), ("minimum driver", "min-driver"), ("GPU targets", "gpu-targets"))
+              ("NCCL", "nccl"), ("minimum driver", "min-driver"), ("GPU targets", "gpu-targets"),
+              ("NVIDIA add-ons", "addons"))
 
 
 def build_catalog(sources: Sources) -> Catalog:

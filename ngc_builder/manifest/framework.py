@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from ngc_builder.manifest.devel_env import EnvName, EnvTemplate
 from ngc_builder.manifest.models import (
+    AddonName,
     Identifier,
     Name,
     PackageName,
@@ -43,6 +44,8 @@ class Framework(Strict):
         default_factory=list)
     # The researcher tools that work with it (a release row may then ask for them).
     tools: list[ToolName] = Field(default_factory=list)
+    # NVIDIA's add-ons that work with it (a release row may then ask for them).
+    addons: list[AddonName] = Field(default_factory=list)
     # What its devel image sets for extension builds, from the release (manifest/devel_env.py).
     devel_env: dict[EnvName, EnvTemplate] = Field(default_factory=dict)
 

@@ -265,10 +265,12 @@ def _check_image(
         problems.append(source.problem((*where, "framework"), (
             f"{framework.name} needs Python {framework.python}, "
             f"base {base.name} has {base.python}")))
-    for tool in sorted(set(image.tools) - set(framework.tools)):
-        problems.append(source.problem((*where, "tools", tool), (
-            f"{framework.name} does not offer {tool} (frameworks/{framework.name}/"
-            f"framework.yaml tools: {', '.join(framework.tools) or 'none'})")))
+    for field, offered in (("tools", framework.tools), ("addons", framework.addons)):
+        asked: dict[str, str] = getattr(image, field)
+        problems += [source.problem((*where, field, name), (
+            f"{framework.name} does not offer {name} (frameworks/{framework.name}/"
+            f"framework.yaml {field}: {', '.join(offered) or 'none'})"))
+            for name in sorted(set(asked) - set(offered))]
     return problems
 
 

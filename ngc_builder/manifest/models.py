@@ -133,6 +133,10 @@ LibraryName = Literal["cudart", "cublas", "cudnn", "nccl"]
 # Researcher tools an image may carry (each is also its pip distribution's name); the runner
 # starts each one's server inside the image to check it.
 ToolName = Literal["jupyterlab", "tensorboard"]
+# NVIDIA's libraries from PyPI that NGC's images carry beside the framework (each also its pip
+# distribution's name): the runner checks each one an image carries (runner/addons.py). Those
+# PyPI has no fitting wheel for are listed, with the evidence, in docs/addons.md.
+AddonName = Literal["nvtx", "nvidia-nvimgcodec-cu13", "nvidia-cudnn-frontend"]
 ComputeCapability = Annotated[
     str, AfterValidator(_pattern("compute capability", re.compile(r"[0-9]{1,2}\.[0-9]"),
                                  "like 9.0"))
@@ -194,6 +198,12 @@ class ImageEntry(Strict):
     # JupyterLab / TensorBoard at these versions, in the image's own tags (no second tag):
     # only tools the framework offers (its framework.yaml `tools`).
     tools: dict[ToolName, PinnedVersion] = Field(default_factory=dict)
+    # NVIDIA's add-ons at these versions (only those the framework offers: framework.yaml
+    # `addons`), each checked by the image's probes and listed in the notes and the catalog.
+    addons: dict[AddonName, PinnedVersion] = Field(default_factory=dict)
+    # What NGC's image carries that this one cannot, and why (the evidence, one line each):
+    # the notes and the catalog say so, as an expected failure does for a whole row.
+    unavailable_addons: dict[PackageName, Reason] = Field(default_factory=dict)
     # A row that is known not to build or validate here, and why: it is still attempted every
     # release (its evidence goes to the support matrix) but does not fail the run; if it ever
     # passes, the run fails so that the manifest is corrected.

@@ -45,6 +45,7 @@ def image_requirements(loaded: LoadedRelease, image: ImageEntry) -> list[str]:
     lines = [t.replace("{version}", image.version) for t in framework.requirements[image.variant]]
     lines += [f"{name}=={version}" for name, version in sorted(image.extra_packages.items())]
     lines += [f"{name}=={version}" for name, version in sorted(image.tools.items())]
+    lines += [f"{name}=={version}" for name, version in sorted(image.addons.items())]
     return lines
 
 
@@ -84,8 +85,10 @@ def image_mismatches(
             messages.append(f"{line}: wheel needs Python {top.requires_python}, "
                             f"base has {target.python}")
         needs = list(walk(Requirement(line), top, stack, target, fetch, line, 0))
-        if is_cuda_library(top.name):
-            # A CUDA wheel named directly (e.g. in extra_packages) must be the stack's too.
+        if is_cuda_library(top.name) and canonicalize_name(top.name) not in image.addons:
+            # A CUDA wheel named directly (e.g. in extra_packages) must be the stack's too. An
+            # add-on (nvImageCodec) is a library of its own, not a part of CUDA a stack carries;
+            # what it requires is still held to the stack like anything else's.
             needs.append(Need(Requirement(line), "the image's own requirements"))
         for need in needs:
             reason = mismatch(need.requirement, stack, image.stack)

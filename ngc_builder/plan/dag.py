@@ -196,6 +196,9 @@ def _framework_spec(loaded: LoadedRelease, entry: ImageEntry) -> ImageSpec:
         f"{LABEL_PREFIX}.framework.version": entry.version,
         f"{LABEL_PREFIX}.gpu-targets": ",".join(loaded.release.targets_of(entry)),
     }
+    if entry.addons:
+        labels[f"{LABEL_PREFIX}.addons"] = ",".join(f"{name}=={version}" for name, version
+                                                   in sorted(entry.addons.items()))
     if entry.stack is None:
         parent = base_image_name(loaded, base_name)
     else:

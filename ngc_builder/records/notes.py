@@ -13,6 +13,7 @@ from ngc_builder.lock.models import load_lock, lock_path
 from ngc_builder.manifest.load import LoadedRelease
 from ngc_builder.manifest.platforms import HOST_PLATFORM
 from ngc_builder.records import archive
+from ngc_builder.records.addon_notes import addon_lines
 from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.matrix import matrix_lines, one_line
 from ngc_builder.records.patch_notes import security_lines
@@ -67,6 +68,7 @@ def release_notes(loaded: LoadedRelease, record: ReleaseRecord, record_file: Pat
              "## Support matrix", "",
              *matrix_lines(loaded, record), "",
              *platform_lines(record),
+             *addon_lines(loaded, record),
              "## Registry bytes", "", *_bytes_lines(record, registry), "",
              "## SBOMs", "", *_sbom_lines(record), "",
              "## Signatures", "", *_signature_lines(record), "",

@@ -201,6 +201,7 @@ def _render_framework(
     expect = {"image": spec.name, "release": loaded.release.release,
               "framework": framework.spec.name, "version": entry.version,
               "title": framework.spec.title, "tools": dict(sorted(entry.tools.items())),
+              "addons": dict(sorted(entry.addons.items())),
               "probe": framework.spec.name, "distribution": framework.spec.distribution,
               "import_name": framework.spec.import_name,
               "extras": framework.spec.extras_for(entry.variant),

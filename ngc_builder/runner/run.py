@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    addons,
     archs,
     core,
     devel,
@@ -47,6 +48,7 @@ def build_suite(expect: dict[str, Any], probes_dir: Path) -> Suite:
     if "framework" in expect:
         framework.register(suite, expect, probes_dir)
     tools.register(suite, expect)
+    addons.register(suite, expect)
     return suite
 
 

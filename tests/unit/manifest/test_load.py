@@ -122,6 +122,22 @@ def test_a_tool_the_framework_does_not_offer_is_named(write_release: WriteReleas
                for line in problems(write_release, unknown))
 
 
+def test_an_addon_the_framework_does_not_offer_or_no_one_knows_is_named(
+        write_release: WriteRelease, project: Path) -> None:
+    spec = project / "frameworks" / "jax" / "framework.yaml"
+    spec.write_text(spec.read_text().replace(
+        "addons: [nvtx, nvidia-nvimgcodec-cu13, nvidia-cudnn-frontend]", "addons: [nvtx]"))
+    text = GOOD_RELEASE.replace('version: "0.12.0"', 'version: "0.12.0"\n    addons:\n'
+                                '      nvtx: "0.2.17"\n      nvidia-cudnn-frontend: "1.28.0"')
+    assert problems(write_release, text) == [
+        "releases/26.11.yaml:28: images[1].addons.nvidia-cudnn-frontend: jax does not offer "
+        "nvidia-cudnn-frontend (frameworks/jax/framework.yaml addons: nvtx)"]
+    unknown = GOOD_RELEASE.replace('version: "0.12.0"', 'version: "0.12.0"\n    addons:\n'
+                                   '      apex: "0.1"')
+    assert any("images[1].addons" in line and "apex" in line
+               for line in problems(write_release, unknown))
+
+
 def test_python_too_old_for_framework(write_release: WriteRelease) -> None:
     text = GOOD_RELEASE.replace("base: debian-trixie", "base: debian-bookworm")
     found = problems(write_release, text)
