@@ -94,12 +94,18 @@ def job_script(request: JobRequest, site: SlurmSite, spec: ImageSpec) -> str:
         command += ["--defer-validation", platform]
     lines = ["#!/bin/bash", f"# ngc-builder: image {spec.name}, one job of `release --on "
              "slurm` (pipeline/slurm_jobs.py)", "set -euo pipefail",
-             f"export PATH={PATH}",
-             'export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"',
+             *node_environment(site),
              f"export NGC_GPU={'required' if on_gpus(site, spec) else 'none'}",
-             *_passed_settings(site), f"cd {shlex.quote(str(request.root))}",
-             "exec " + shlex.join(command)]
+             f"cd {shlex.quote(str(request.root))}", "exec " + shlex.join(command)]
     return "\n".join(lines) + "\n"
+
+
+def node_environment(site: SlurmSite) -> list[str]:
+    """What a job submitted `--export=NONE` sets for itself: a PATH, the node's HOME, and the
+    builder's settings it needs of the submitting shell (none of them secret)."""
+    return [f"export PATH={PATH}",
+            'export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"',
+            *_passed_settings(site)]
 
 
 def _passed_settings(site: SlurmSite) -> list[str]:

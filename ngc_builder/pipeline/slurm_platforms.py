@@ -21,7 +21,12 @@ from ngc_builder.pipeline import judge
 from ngc_builder.pipeline.gather import JobRecordError, job_entry, staged_digest
 from ngc_builder.pipeline.on_cluster import srun_workers
 from ngc_builder.pipeline.run import Run
-from ngc_builder.pipeline.slurm_jobs import JobRequest, deferred_platforms, on_gpus
+from ngc_builder.pipeline.slurm_jobs import (
+    JobRequest,
+    deferred_platforms,
+    node_environment,
+    on_gpus,
+)
 from ngc_builder.plan.dag import ImageSpec, optional_platform
 from ngc_builder.publish.oci_index import platforms_of
 from ngc_builder.records.record import DEFERRED, ImageRecord, PlatformRecord, ValidationRecord
@@ -98,8 +103,10 @@ class PlatformJobs:
         asked = Asked(f"{spec.remote_repository(run.registry)}@{entry.digest}",
                       dict(entry.labels), mode, run.inputs.report_dir,
                       f"{spec.name}.{platform.rsplit('/', 1)[-1]}")
+        # As the image jobs: nothing of this shell (its DOCKER_HOST is not the node's engine).
         return submit_validation(self.cluster, site, asked, judge.baselines_for(run, spec, mode),
-                                 workers=srun_workers(run, spec))
+                                 workers=srun_workers(run, spec),
+                                 environment=tuple(node_environment(self.site)))
 
     def pending(self) -> list[Row]:
         return [row for row in self.submitted

@@ -83,8 +83,10 @@ class Submitted:
 
 def submit_validation(cluster: SlurmCluster, site: SlurmSite, asked: Asked,
                       baselines: dict[str, Any] | None = None, framework: Path | None = None,
-                      workers: tuple[Worker, ...] = ()) -> Submitted:
-    """The job's folder and script written and the job submitted; StepError if it cannot be."""
+                      workers: tuple[Worker, ...] = (),
+                      environment: tuple[str, ...] = ()) -> Submitted:
+    """The job's folder and script written and the job submitted; StepError if it cannot be.
+    `environment`: the job is submitted `--export=NONE` and these lines set its own."""
     started, name = time.monotonic(), asked.name
     if not is_reference(asked.ref):  # pasted into the script as an argument: never an option
         raise StepError(name, "validate", f"{asked.ref!r} is not an image name or ID")
@@ -92,10 +94,11 @@ def submit_validation(cluster: SlurmCluster, site: SlurmSite, asked: Asked,
         raise StepError(name, "validate", "runtime host needs the image's framework folder "
                         "(its probes)")
     job = Job(site, asked.ref, asked.gpu_mode, JobFiles(job_folder(site, asked.out_dir, name)),
-              workers)
+              workers, environment)
     command = runner_line(job, asked.expected_labels, framework)
     job.files.script.write_text(job_script(job, command, baselines))
     options = sbatch_options(site, name, job.files, len(workers) > 0)
+    options += ["--export=NONE"] if job.environment else []
     try:
         job_id = cluster.submit(options, job.files.script)
     except SlurmError as exc:

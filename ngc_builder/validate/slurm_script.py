@@ -80,6 +80,9 @@ class Job:
     gpu_mode: str
     files: JobFiles
     workers: tuple[Worker, ...] = ()  # run again under srun after the runner
+    # Submitted `--export=NONE` (none of the submitting shell's environment: its DOCKER_HOST
+    # is not the node's engine), with these lines setting what the job needs instead.
+    environment: tuple[str, ...] = ()
 
 
 def runner_line(job: Job, expected_labels: dict[str, str], framework: Path | None) -> str:
@@ -135,7 +138,7 @@ def enroot_ref(ref: str) -> str:
 def job_script(job: Job, command: str, baselines: dict[str, Any] | None) -> str:
     runtime, ref = job.site.runtime, shlex.quote(job.ref)
     lines = ["#!/bin/bash", f"# ngc-builder: validate {job.ref} (runtime {runtime})",
-             f"cd {shlex.quote(str(job.files.folder))}",
+             *job.environment, f"cd {shlex.quote(str(job.files.folder))}",
              *(f"export {key}={shlex.quote(value)}"
                for key, value in job_environment(job, baselines).items()),
              *runtime_lines(job),

@@ -121,7 +121,8 @@ def _judge(run: Run, jobs: PlatformJobs, spec: ImageSpec, entry: ImageRecord) ->
 
 
 def test_the_arm64_row_is_judged_by_a_job_in_its_partition_on_the_digest_it_staged(
-        setup: Setup) -> None:
+        setup: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "tcp://submit-host:2375")  # a login node's, say
     spec, entry = _two_platforms(setup), _job_staged(setup)
     cluster, run = Grace(), setup.run()
     jobs = PlatformJobs(cluster, SITE, _request(setup.tmp))
@@ -129,6 +130,9 @@ def test_the_arm64_row_is_judged_by_a_job_in_its_partition_on_the_digest_it_stag
     [(options, script)] = cluster.submitted
     assert "--partition=grace" in options and not any(o.startswith("--gres") for o in options)
     assert f"{REGISTRY}/jax@{ARM_DIGEST}" in script  # by digest: what the index holds
+    # Nothing of the submitting shell: the node's own engine, as the image jobs have it.
+    assert "--export=NONE" in options and "submit-host" not in script
+    assert "export PATH=" in script
     assert jobs.conclude(run, spec, record, INDEX) == INDEX
     arm = record.platforms[ARM]
     assert (arm.validation.verdict, arm.validation.image_id, arm.validation.slurm_job,
