@@ -103,9 +103,11 @@ def job_script(request: JobRequest, site: SlurmSite, spec: ImageSpec) -> str:
 def node_environment(site: SlurmSite) -> list[str]:
     """What a job submitted `--export=NONE` sets for itself: a PATH, the node's HOME, and the
     builder's settings it needs of the submitting shell (none of them secret)."""
+    # SLURM_EXPORT_ENV: the job's --export=NONE is also every srun step's default, and a step
+    # with no PATH cannot even find bash (a validation job's two-process workers).
     return [f"export PATH={PATH}",
             'export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"',
-            *_passed_settings(site)]
+            "export SLURM_EXPORT_ENV=ALL", *_passed_settings(site)]
 
 
 def _passed_settings(site: SlurmSite) -> list[str]:

@@ -69,8 +69,8 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     run = Release(MANIFEST, namespace("devel"), build_dir,
                   extra=["--only", IMAGE, "--no-push", "--quiet"])
     assert run.run(5400) == 0, run.stderr()[-3000:]
-    record: dict[str, Any] = json.loads(run.stdout_file.read_text())["images"][IMAGE]
-    return {"record": record, "build_dir": build_dir}
+    images: dict[str, Any] = json.loads(run.stdout_file.read_text())["images"]
+    return {"record": images[IMAGE], "pytorch": images["pytorch"], "build_dir": build_dir}
 
 
 def amd64_id(release: dict[str, Any]) -> str:
@@ -100,6 +100,28 @@ def test_validation_built_the_extension_as_users_get_the_image(release: dict[str
     assert (emulated["torch.devel.cuda_extension"]["status"],
             emulated["torch.devel.cuda_extension"]["message"]) == (
         "skip", "not in the emulated tier: the full tier needs a native aarch64 node")
+
+
+def test_the_framework_image_carries_its_addons_each_checked_on_both_platforms(
+        release: dict[str, Any]) -> None:
+    """releases/26.12.yaml's pytorch row asks for three of NVIDIA's add-ons (docs/addons.md):
+    each passes its CPU check in the amd64 report and in arm64's emulated tier, each GPU check
+    says it did not run, and the image's label lists them."""
+    addons = yaml.safe_load(MANIFEST.read_text())["images"][0]["addons"]
+    reports = {path.name: {check["id"]: check for check in json.loads(path.read_text())["checks"]}
+               for path in release["build_dir"].rglob("pytorch.*validation.json")}
+    ids = {"nvtx": "nvtx", "nvidia-nvimgcodec-cu13": "nvimgcodec",
+           "nvidia-cudnn-frontend": "cudnn_frontend"}
+    for report in ("pytorch.validation.json", "pytorch.arm64.validation.json"):
+        checks = reports[report]
+        for name, version in addons.items():
+            check = checks[f"addons.{ids[name]}"]
+            print(report, check["id"], check["status"], check["message"])
+            assert (check["status"], check["evidence"]["version"]) == ("pass", version), check
+        assert checks["addons.cudnn_frontend.gpu"]["status"] == "skip"
+    inspected = docker.from_env().api.inspect_image(release["pytorch"]["build"]["image_id"])
+    assert inspected["Config"]["Labels"]["org.ngc-builder.addons"] == ",".join(
+        f"{name}=={version}" for name, version in sorted(addons.items()))
 
 
 def test_a_bare_docker_run_builds_and_calls_a_cuda_extension(release: dict[str, Any]) -> None:

@@ -132,7 +132,7 @@ def test_the_arm64_row_is_judged_by_a_job_in_its_partition_on_the_digest_it_stag
     assert f"{REGISTRY}/jax@{ARM_DIGEST}" in script  # by digest: what the index holds
     # Nothing of the submitting shell: the node's own engine, as the image jobs have it.
     assert "--export=NONE" in options and "submit-host" not in script
-    assert "export PATH=" in script
+    assert "export PATH=" in script and "export SLURM_EXPORT_ENV=ALL" in script  # srun steps
     assert jobs.conclude(run, spec, record, INDEX) == INDEX
     arm = record.platforms[ARM]
     assert (arm.validation.verdict, arm.validation.image_id, arm.validation.slurm_job,
