@@ -57,7 +57,8 @@ def labels(name: str, title: str, framework: bool = True) -> dict[str, str]:
     if framework:
         found |= {P + "framework": name, P + "framework.version": "2.15.0", P + "cuda": "13.2",
                   P + "cudnn": "9.26.0.51", P + "nccl": "2.30.7", P + "cublas": "13.4.1.3",
-                  P + "min-driver": "580", P + "gpu-targets": "8.0,9.0", P + "stack": "cu13"}
+                  P + "min-driver": "580", P + "gpu-targets": "8.0,9.0", P + "stack": "cu13",
+                  P + "addons": "nvidia-cudnn-frontend==1.28.0,nvtx==0.2.17"}
     return found
 
 

@@ -43,6 +43,7 @@ def test_pull_by_full_digest_with_its_tags_and_components(tmp_path: Path) -> Non
     components = {c.name: c.version for c in pytorch.components}
     assert components["pytorch"] == "2.15.0" and components["CUDA"] == "13.2"
     assert components["cuDNN"] == "9.26.0.51" and components["minimum driver"] == "580"
+    assert components["NVIDIA add-ons"] == "nvidia-cudnn-frontend==1.28.0, nvtx==0.2.17"
     assert pytorch.gpu_targets == ("8.0", "9.0") and pytorch.size_bytes == 6_197_624_639
 
 

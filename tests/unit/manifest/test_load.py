@@ -106,36 +106,28 @@ def test_unknown_variant(write_release: WriteRelease) -> None:
                      "(has: cpu, default)"]
 
 
-def test_a_tool_the_framework_does_not_offer_is_named(write_release: WriteRelease,
-                                                      project: Path) -> None:
+@pytest.mark.parametrize(("field", "offered", "kept", "asked", "stranger"), [
+    ("tools", "[jupyterlab, tensorboard]", "jupyterlab",
+     {"jupyterlab": "4.6.6", "tensorboard": "2.21.0"}, "vscode"),
+    ("addons", "[nvtx, nvidia-nvimgcodec-cu13, nvidia-cudnn-frontend]", "nvtx",
+     {"nvtx": "0.2.17", "nvidia-cudnn-frontend": "1.28.0"}, "apex"),
+])
+def test_a_tool_or_addon_the_framework_does_not_offer_is_named(
+        write_release: WriteRelease, project: Path, field: str, offered: str, kept: str,
+        asked: dict[str, str], stranger: str) -> None:
     spec = project / "frameworks" / "jax" / "framework.yaml"
-    spec.write_text(spec.read_text().replace("tools: [jupyterlab, tensorboard]",
-                                             "tools: [jupyterlab]"))
-    text = GOOD_RELEASE.replace('version: "0.12.0"', 'version: "0.12.0"\n    tools:\n'
-                                '      jupyterlab: "4.6.6"\n      tensorboard: "2.21.0"')
-    assert problems(write_release, text) == [
-        "releases/26.11.yaml:28: images[1].tools.tensorboard: jax does not offer tensorboard "
-        "(frameworks/jax/framework.yaml tools: jupyterlab)"]
-    unknown = GOOD_RELEASE.replace('version: "0.12.0"', 'version: "0.12.0"\n    tools:\n'
-                                   '      vscode: "1.0"')
-    assert any("images[1].tools" in line and "vscode" in line
-               for line in problems(write_release, unknown))
+    spec.write_text(spec.read_text().replace(f"{field}: {offered}", f"{field}: [{kept}]"))
 
-
-def test_an_addon_the_framework_does_not_offer_or_no_one_knows_is_named(
-        write_release: WriteRelease, project: Path) -> None:
-    spec = project / "frameworks" / "jax" / "framework.yaml"
-    spec.write_text(spec.read_text().replace(
-        "addons: [nvtx, nvidia-nvimgcodec-cu13, nvidia-cudnn-frontend]", "addons: [nvtx]"))
-    text = GOOD_RELEASE.replace('version: "0.12.0"', 'version: "0.12.0"\n    addons:\n'
-                                '      nvtx: "0.2.17"\n      nvidia-cudnn-frontend: "1.28.0"')
-    assert problems(write_release, text) == [
-        "releases/26.11.yaml:28: images[1].addons.nvidia-cudnn-frontend: jax does not offer "
-        "nvidia-cudnn-frontend (frameworks/jax/framework.yaml addons: nvtx)"]
-    unknown = GOOD_RELEASE.replace('version: "0.12.0"', 'version: "0.12.0"\n    addons:\n'
-                                   '      apex: "0.1"')
-    assert any("images[1].addons" in line and "apex" in line
-               for line in problems(write_release, unknown))
+    def row(names: dict[str, str]) -> str:
+        lines = "".join(f'      {name}: "{version}"\n' for name, version in names.items())
+        return GOOD_RELEASE.replace('version: "0.12.0"\n',
+                                    f'version: "0.12.0"\n    {field}:\n{lines}')
+    [refused] = [name for name in asked if name != kept]
+    assert problems(write_release, row(asked)) == [
+        f"releases/26.11.yaml:28: images[1].{field}.{refused}: jax does not offer {refused} "
+        f"(frameworks/jax/framework.yaml {field}: {kept})"]
+    assert any(f"images[1].{field}" in line and stranger in line
+               for line in problems(write_release, row({stranger: "1.0"})))
 
 
 def test_python_too_old_for_framework(write_release: WriteRelease) -> None:
