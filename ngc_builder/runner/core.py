@@ -86,10 +86,12 @@ def installed_distributions() -> list[tuple[str, str]]:
 
 
 def check_wheels(ctx: Context) -> str:
-    # A devel image adds its stack's compiler wheels (expect/30-devel.json): those too, exactly.
+    # A devel image adds its stack's compiler wheels (expect/30-devel.json), a row NVIDIA's
+    # add-ons it asked for (nvImageCodec, cuDNN's frontend: docs/addons.md): those too, exactly.
     devel = (ctx.expect.get("devel") or {}).get("devel_wheels", {})
+    addons = ctx.expect.get("addons") or {}
     expected = {str(name): str(version)
-                for name, version in {**ctx.expect["wheels"], **devel}.items()}
+                for name, version in {**ctx.expect["wheels"], **devel, **addons}.items()}
     problems = wheel_problems(expected, installed_distributions())
     ctx.evidence("expected", expected)
     if problems:

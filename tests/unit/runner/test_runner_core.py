@@ -66,6 +66,22 @@ def test_check_wheels_reads_installed_distributions(monkeypatch: pytest.MonkeyPa
     assert result.evidence["problems"]
 
 
+@pytest.mark.parametrize(("installed", "status"), [("0.9.0.20", "pass"), ("0.9.0.21", "fail")])
+def test_an_nvidia_addon_the_row_asked_for_is_expected_at_its_version(
+        monkeypatch: pytest.MonkeyPatch, installed: str, status: str) -> None:
+    """An `nvidia-*` wheel the manifest's `addons` names is no second CUDA copy; any other, or
+    the add-on at another version, still is a finding."""
+    monkeypatch.setattr(core, "installed_distributions",
+                        lambda: [*GOOD, ("nvidia-nvimgcodec-cu13", installed)])
+    expect = {"wheels": STACK, "addons": {"nvidia-nvimgcodec-cu13": "0.9.0.20"}}
+    result = run_check(Check("stack.wheels", "T0", False, core.check_wheels),
+                       RunEnv(expect, "none", False, False))
+    assert result.status == status, result.message
+    without = run_check(Check("stack.wheels", "T0", False, core.check_wheels),
+                        RunEnv({"wheels": STACK}, "none", False, False))
+    assert without.status == "fail" and "nvidia-nvimgcodec-cu13" in without.message
+
+
 def test_python_version() -> None:
     mine = f"{sys.version_info.major}.{sys.version_info.minor}"
     check = Check("python.version", "T0", False, core.check_python)
