@@ -7,8 +7,8 @@ the arm64 manifest it staged, by digest (exactly what the staged index holds: a 
 move), and polls it with the image jobs. Children's jobs do not wait for it; promotion does,
 with the all-or-nothing rules: a failed arm64 validation keeps the image, and all that is
 built on it, out (an optional platform is left out instead, and the host's manifest alone is
-promoted). A rerun keeps a verdict already given for the same digest and submits only the
-validations still missing.
+promoted). A rerun keeps a pass already given for the same digest and submits only the
+validations still missing (a failed one is tried again, as a failed image job is).
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ class PlatformJobs:
     indexed: dict[Row, str | None] = field(default_factory=dict)  # the staged index's entries
 
     def remember(self, run: Run) -> None:
-        """An earlier run's verdicts, before what the image jobs left replaces the entries."""
+        """An earlier run's passes, before what the image jobs left replaces the entries; a
+        failed or lost validation is tried again, as a failed image job is."""
         for name, image in run.state.record.images.items():
             for platform, entry in image.platforms.items():
-                if entry.validation.slurm_job and entry.validation.verdict not in (None,
-                                                                                   DEFERRED):
+                if entry.validation.slurm_job and entry.validation.verdict == "pass":
                     self.verdicts[(name, platform)] = entry.validation
 
     def start(self, run: Run, spec: ImageSpec) -> None:

@@ -187,7 +187,7 @@ def test_a_staged_row_no_job_judged_is_never_promoted(setup: Setup) -> None:
     assert record.push.status == "blocked"
 
 
-def test_a_rerun_keeps_the_verdict_given_for_that_digest_and_judges_a_new_one(
+def test_a_rerun_keeps_a_pass_for_that_digest_and_judges_a_new_digest_or_a_failure_again(
         setup: Setup, _no_srun_steps: dict[str, str]) -> None:
     spec, entry = _two_platforms(setup), _job_staged(setup)
     run, cluster = setup.run(), Grace()
@@ -208,6 +208,16 @@ def test_a_rerun_keeps_the_verdict_given_for_that_digest_and_judges_a_new_one(
     again.remember(run)
     again.start(run, spec)
     assert len(cluster.submitted) == 1
+    # A failure of the same digest is tried again: the node, not the image, may have failed.
+    earlier.platforms[ARM].validation = ValidationRecord(status="failed", verdict="error",
+                                                         image_id=ARM_DIGEST, slurm_job="8")
+    run.state.record.images["jax"] = earlier
+    _job_staged(setup)
+    _no_srun_steps[ARM] = ARM_DIGEST
+    retried = PlatformJobs(cluster, SITE, _request(setup.tmp))
+    retried.remember(run)
+    retried.start(run, spec)
+    assert len(cluster.submitted) == 2
 
 
 def test_only_an_arm64_row_of_a_site_with_the_partition_defers_its_validation(
