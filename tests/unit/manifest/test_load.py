@@ -130,6 +130,16 @@ def test_a_tool_or_addon_the_framework_does_not_offer_is_named(
                for line in problems(write_release, row({stranger: "1.0"})))
 
 
+@pytest.mark.parametrize("reason", ["a\\x1b]2;pwned\\x07", "two\\nlines", "x" * 401])
+def test_an_unavailable_addons_reason_is_one_plain_line(write_release: WriteRelease,
+                                                       reason: str) -> None:
+    """It is pasted into the release notes: no escape sequence, no second line."""
+    text = GOOD_RELEASE.replace('version: "0.12.0"\n', 'version: "0.12.0"\n'
+                                f'    unavailable_addons:\n      apex: "{reason}"\n')
+    [problem] = problems(write_release, text)
+    assert "images[1].unavailable_addons.apex" in problem and "one line" in problem
+
+
 def test_python_too_old_for_framework(write_release: WriteRelease) -> None:
     text = GOOD_RELEASE.replace("base: debian-trixie", "base: debian-bookworm")
     found = problems(write_release, text)

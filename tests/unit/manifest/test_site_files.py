@@ -106,6 +106,16 @@ def test_check_refuses_a_manifest_that_is_a_fifo_at_once(tmp_path: Path) -> None
     assert done.stderr.splitlines() == [f"releases/26.11.yaml:1: (file): {FIFO}"]
 
 
+@pytest.mark.parametrize("partition", ["grace --wrap=reboot", "grace\\nx", "$(reboot)"])
+def test_an_arm64_partition_that_is_no_slurm_word_is_refused_in_one_line(
+        tmp_path: Path, partition: str) -> None:
+    """It becomes `--partition=` of the arm64 validation jobs: one word or nothing."""
+    site = tmp_path / "site.yaml"
+    site.write_text(f'slurm:\n  arm64_partition: "{partition}"\n')
+    refusal = load_refusal(site, tmp_path)
+    assert refusal.startswith(f"{site}:2: slurm.arm64_partition:") and "\n" not in refusal
+
+
 def test_a_site_that_still_lists_build_hosts_is_told_what_replaced_them(tmp_path: Path) -> None:
     """The multi-host scheduler of `engines:` is gone: one line, not a silent single-host run
     nor pydantic's 'extra inputs'."""
