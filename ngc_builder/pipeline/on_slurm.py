@@ -39,7 +39,7 @@ from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.records.record import ImageRecord
 from ngc_builder.services.registry import RegistryError
 from ngc_builder.services.slurm import JobState, SlurmCluster, SlurmError
-from ngc_builder.validate.slurm import UNKNOWN_POLLS
+from ngc_builder.validate.slurm import polled
 
 
 @dataclass
@@ -164,13 +164,10 @@ def _submit(run: Run, spec: ImageSpec, slurm: SlurmRelease, jobs: Jobs) -> None:
 
 def _wait(run: Run, slurm: SlurmRelease, jobs: Jobs) -> None:
     """Until every job ended; each change of state said once."""
-    unknown: dict[str, int] = {}
+    misses: dict[str, int] = {}
     while jobs.pending() or jobs.platforms.pending():
         for name in jobs.pending():
-            state = slurm.cluster.job_state(jobs.ids[name])
-            unknown[name] = unknown.get(name, 0) + 1 if state is None else 0
-            if state is None and unknown[name] >= UNKNOWN_POLLS:
-                state = JobState("UNKNOWN", reason="Slurm no longer knows the job")
+            state = polled(slurm.cluster, jobs.ids[name], misses)
             if state is not None and state != jobs.states.get(name):
                 jobs.states[name] = state
                 run.ui.step(name, f"Slurm job {jobs.ids[name]}: {_told(state)}")

@@ -32,7 +32,7 @@ from ngc_builder.publish.oci_index import platforms_of
 from ngc_builder.records.record import DEFERRED, ImageRecord, PlatformRecord, ValidationRecord
 from ngc_builder.services.registry import RegistryError
 from ngc_builder.services.slurm import JobState, SlurmCluster
-from ngc_builder.validate.slurm import UNKNOWN_POLLS, Asked, Submitted, judged, submit_validation
+from ngc_builder.validate.slurm import Asked, Submitted, judged, polled, submit_validation
 
 Row = tuple[str, str]  # (image, platform)
 
@@ -47,7 +47,7 @@ class PlatformJobs:
     request: JobRequest
     submitted: dict[Row, Submitted] = field(default_factory=dict)
     states: dict[Row, JobState] = field(default_factory=dict)
-    unknown: dict[Row, int] = field(default_factory=dict)
+    misses: dict[str, int] = field(default_factory=dict)  # job -> polls it went unknown
     verdicts: dict[Row, ValidationRecord] = field(default_factory=dict)
     indexed: dict[Row, str | None] = field(default_factory=dict)  # the staged index's entries
 
@@ -115,10 +115,7 @@ class PlatformJobs:
     def poll(self, run: Run) -> None:
         """Each pending job's state; one that ended is judged at once."""
         for row in self.pending():
-            state = self.cluster.job_state(self.submitted[row].job_id)
-            self.unknown[row] = self.unknown.get(row, 0) + 1 if state is None else 0
-            if state is None and self.unknown[row] >= UNKNOWN_POLLS:
-                state = JobState("UNKNOWN", reason="Slurm no longer knows the job")
+            state = polled(self.cluster, self.submitted[row].job_id, self.misses)
             if state is not None and state.final:
                 self.states[row] = state
                 self._judge(run, row, state)

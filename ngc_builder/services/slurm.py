@@ -10,9 +10,11 @@ from typing import Protocol
 
 COMMAND_TIMEOUT_S = 60  # a controller that does not answer in a minute is down, not busy
 # States after which Slurm runs nothing more for the job (its `--no-requeue` ones included).
+# UNKNOWN is ours, not Slurm's: the controller forgot the job (validate/slurm.polled), and
+# nothing more will be heard of it.
 FINAL_STATES = frozenset({
     "COMPLETED", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "PREEMPTED", "CANCELLED",
-    "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT",
+    "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT", "UNKNOWN",
 })
 # A job put back in the queue was taken from its node: from our side it was preempted.
 REQUEUED_STATES = frozenset({"REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD"})

@@ -162,15 +162,22 @@ def sbatch_options(site: SlurmSite, name: str, files: JobFiles, srun: bool = Fal
     return options
 
 
+def polled(cluster: SlurmCluster, job_id: str, misses: dict[str, int]) -> JobState | None:
+    """The job's state; UNKNOWN once the controller has not known it for UNKNOWN_POLLS polls
+    in a row (`misses` counts them, job by job, across calls)."""
+    state = cluster.job_state(job_id)
+    misses[job_id] = misses.get(job_id, 0) + 1 if state is None else 0
+    if state is None and misses[job_id] >= UNKNOWN_POLLS:
+        return JobState("UNKNOWN", reason="Slurm no longer knows the job")
+    return state
+
+
 def wait_for_job(cluster: SlurmCluster, job_id: str, poll_seconds: float) -> JobState:
     """Poll until the job ends; Ctrl-C (or any error here) cancels it on the way out."""
-    unknown = 0
+    misses: dict[str, int] = {}
     try:
         while True:
-            state = cluster.job_state(job_id)
-            unknown = unknown + 1 if state is None else 0
-            if unknown >= UNKNOWN_POLLS:
-                return JobState("UNKNOWN", reason="Slurm no longer knows the job")
+            state = polled(cluster, job_id, misses)
             if state is not None and state.final:
                 return state
             time.sleep(poll_seconds)

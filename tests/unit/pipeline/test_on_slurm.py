@@ -310,3 +310,25 @@ def test_a_controller_that_stops_answering_cancels_the_jobs_and_stops_in_one_lin
     assert stopped.value.message.startswith("scontrol: no answer in 60s; the jobs this run "
                                             "submitted were cancelled")
     assert cancelled == ["1", "2", "3", "4"]
+
+
+@pytest.mark.timeout(60)
+def test_a_job_the_controller_forgets_fails_its_image_instead_of_waiting_for_ever(
+        setup: Setup) -> None:
+    """Slurm no longer knowing a job (a purged record) is the end of waiting for it: before,
+    the run polled a state no poll could end. What the job left is then taken as from any
+    ended job: here it had staged its image, the registry holds it, so it is promoted."""
+    class Forgetful(Nodes):
+        def job_state(self, job_id: str) -> JobState | None:
+            return None if job_id == "2" else super().job_state(job_id)  # cuda-cu13's job
+    request = _request(setup.tmp)
+    run = setup.run()
+    try:
+        release_on_slurm(run, setup.plan.images,
+                         SlurmRelease(Forgetful(setup, request), SITE, request))
+    finally:
+        run.ui.close()
+    record = run.state.record.images
+    log = Path(record["cuda-cu13"].build.log or "").read_text()
+    assert "Slurm job 2: UNKNOWN, Slurm no longer knows the job" in log
+    assert all(record[name].push.promoted for name in ALL)
