@@ -6,8 +6,8 @@ BIN     := $(VENV)/bin
 RELEASE ?= releases/26.12.yaml
 PYTEST_ARGS ?=
 
-.PHONY: all setup engine slurm gitlab-ci-local test test-extended unit integration clean-test-leftovers test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
-	report help deps-update deps-check
+.PHONY: all setup engine runtime slurm gitlab-ci-local test test-extended unit integration clean-test-leftovers test-faults lint lock fetch release test-frameworks test-gpu gpu-node bench \
+	report help deps-update deps-check bench-squashfs
 
 all: test
 
@@ -41,6 +41,9 @@ deps-check: setup ## the venv holds the lock alone, which matches pyproject.toml
 engine: ## a Docker engine and a registry on 127.0.0.1:5000 (installed and started if needed)
 	bash ci/setup-engine.sh
 
+runtime: ## squashfs-tools and a /dev/fuse every user may open: ch-run starts images from a SquashFS (docs/squashfs.md)
+	bash ci/setup-runtime.sh
+
 slurm: ## a Slurm cluster (a one-node one on this machine installed and started if none answers)
 	bash ci/setup-slurm.sh
 
@@ -49,17 +52,17 @@ slurm: ## a Slurm cluster (a one-node one on this machine installed and started 
 gitlab-ci-local: ## gitlab-ci-local of ci/gitlab-ci-local/package-lock.json (Node.js, npm, rsync installed if needed): runs the generated GitLab pipeline in the tests
 	bash ci/setup-gitlab-ci-local.sh
 
-test: setup engine slurm gitlab-ci-local ## unit + integration tests (real engine, real registry), not the extended ones
+test: setup engine runtime slurm gitlab-ci-local ## unit + integration tests (real engine, real registry), not the extended ones
 	$(BIN)/python -m pytest -m "unit and not extended" -n auto $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m "integration and not extended" $(PYTEST_ARGS)
 
-test-extended: setup engine slurm gitlab-ci-local ## the extended integration tests (docs/testing.md): on demand and before a release
+test-extended: setup engine runtime slurm gitlab-ci-local ## the extended integration tests (docs/testing.md): on demand and before a release
 	$(BIN)/python -m pytest -m extended --session-timeout=7200 $(PYTEST_ARGS)
 
 unit: setup ## fast tests, no engine (on every core)
 	$(BIN)/python -m pytest -m unit -n auto $(PYTEST_ARGS)
 
-integration: setup engine slurm gitlab-ci-local ## tests against the real engine and registry
+integration: setup engine runtime slurm gitlab-ci-local ## tests against the real engine and registry
 	$(BIN)/python -m pytest -m "integration and not extended" $(PYTEST_ARGS)
 
 clean-test-leftovers: setup engine ## throwaway tags and images, and the registries, of test sessions that were killed
@@ -87,11 +90,14 @@ lock: setup engine ## re-resolve $(RELEASE)'s lock (review its diff and commit i
 fetch: setup ## download every file of $(RELEASE)'s lock into the package cache (once)
 	$(BIN)/ngc-builder fetch $(RELEASE)
 
-release: setup engine ## build, validate and push $(RELEASE) to the local registry
+release: setup engine runtime ## build, validate and push $(RELEASE) to the local registry
 	$(BIN)/ngc-builder release $(RELEASE) $$(bash ci/registry-option.sh)
 
 bench: setup engine ## release speed and registry bytes against a naive script (long; docs/performance.md)
 	$(BIN)/python bench/release_vs_naive.py
+
+bench-squashfs: setup engine runtime ## pytorch's cold and warm start on a node: pull and unpack against its SquashFS (after a release left the image; docs/performance.md)
+	$(BIN)/python bench/squashfs_start.py
 
 # GPU nodes: the node's own Python, nothing installed, no venv, no root, no network.
 test-gpu: ## T1-T3 tests on this machine's NVIDIA GPU with $(PYTHON) (skipped without a GPU)

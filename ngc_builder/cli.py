@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ngc_builder import __version__, clock  # noqa: F401  (the timeline's zero: clock.STARTED)
+from ngc_builder.cli_node import check_host, squashfs
 from ngc_builder.cli_options import (
     BUILD_DIR,
     CACHE_DIR,
@@ -250,20 +251,6 @@ def security(manifest: Path, root: Path | None, cache_dir: Path | None, report: 
     sys.exit(guarded(lambda: security_command(options), options.as_json))
 
 
-@main.command("check-host", short_help="Will image REF run on this machine? (no layer pulled)")
-@click.argument("ref", metavar="REF")
-@JSON
-@click.option("--key", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Refuse REF unless it is signed by this cosign public key (docs/signing.md).")
-def check_host(ref: str, as_json: bool, key: Path | None) -> None:
-    """Will image REF (registry/repo:tag or registry/repo@sha256:...) run on this machine?
-    Reads its labels from the registry without pulling a layer; checks the NVIDIA driver,
-    GPU architectures, the Docker engine's NVIDIA runtime and /dev/shm."""
-    from ngc_builder.commands.check_host import CheckHostOptions, check_host_command
-    options = CheckHostOptions(ref, as_json, key)
-    sys.exit(guarded(lambda: check_host_command(options), options.as_json))
-
-
 @main.command()
 @click.argument("release_id", metavar="YY.MM")
 @click.option("--archive-dir", "archive_dir", type=click.Path(path_type=Path),
@@ -290,3 +277,5 @@ def catalog(release_id: str, archive_dir: Path, out: Path | None, build_dir: Pat
 main.add_command(release)
 main.add_command(validate)
 main.add_command(ci)
+main.add_command(check_host)
+main.add_command(squashfs)

@@ -17,9 +17,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_INPUT, EXIT_OK
-from ngc_builder.errors import EngineError, EngineSetupError, InputError, Problem, message_line
-from ngc_builder.files import INPUT_LIMIT, read_text
-from ngc_builder.publish.cosign_keys import load_public
+from ngc_builder.errors import EngineError, EngineSetupError, message_line
+from ngc_builder.publish.cosign_keys import read_public_key
 from ngc_builder.publish.signing import signature_problem
 from ngc_builder.services.engine import DockerEngine
 from ngc_builder.services.registry import RegistryAuthError, RegistryError, parse_registry
@@ -52,7 +51,7 @@ def check_host_command(options: CheckHostOptions, registry_for: RegistryFor | No
     """`registry_for`: the registry of a reference (default: parsed from it, with the Docker
     config's credentials); `host`: this machine's facts (default: read through NVML, the engine
     at DOCKER_HOST and /dev/shm)."""
-    public = load_public(_key_text(options.key), str(options.key)) if options.key else None
+    public = read_public_key(options.key) if options.key else None
     try:
         image = remote_image(options.ref, registry_for or _registry)
         unsigned = _unsigned(options.ref, registry_for or _registry, image, public)
@@ -73,14 +72,6 @@ def _unsigned(text: str, registry_for: RegistryFor, image: RemoteImage,
         return None
     ref = parse_ref(text)
     return signature_problem(registry_for(ref), ref.path, image.digest, public)
-
-
-def _key_text(path: Path) -> str:
-    try:
-        return read_text(path, INPUT_LIMIT)  # a public key: anyone's to read, never a FIFO
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem(str(path), 1, "--key", getattr(exc, "strerror", None)
-                                  or "not a text file")]) from None
 
 
 def remote_image(text: str, registry_for: RegistryFor) -> RemoteImage:

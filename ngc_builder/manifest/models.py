@@ -222,6 +222,9 @@ class ImageEntry(Strict):
     # Also ship <name>-devel: this image plus the stack's nvcc and headers, g++ and ninja, for
     # building CUDA extensions (manifest/devel.py; docs/researchers.md).
     devel: bool = False
+    # Also publish, per platform, a SquashFS of the image's root filesystem beside it, signed,
+    # for nodes that start it with `ch-run` from one file (docs/squashfs.md); its -devel too.
+    squashfs: bool = False
 
     @model_validator(mode="after")
     def _platforms_agree(self) -> ImageEntry:

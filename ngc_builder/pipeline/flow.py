@@ -51,6 +51,7 @@ from ngc_builder.pipeline.run import (
     RunServices,
     RunState,
 )
+from ngc_builder.pipeline.squashfs import check_squashfs_tools
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.cosign_keys import SigningKey, signing_key
 from ngc_builder.records.claim import claim_release_dir
@@ -92,6 +93,9 @@ def release_flow(options: ReleaseOptions, prepared: Prepared,
     release_dir = options.build_dir / prepared.plan.release
     with claim_release_dir(release_dir, lambda text: print(f"note: {text}", file=sys.stderr)):
         signing = _signing() if options.policy.push else None  # bad: stop before writing
+        if options.policy.push and on_slurm is None:  # on Slurm the image jobs make them
+            check_squashfs_tools(prepared.plan.select(options.only), prepared.loaded.manifest,
+                                 list(prepared.loaded.release.images))
         for image in prepared.rendered:
             image.write(release_dir / "context", owned=True)
         # The nodes validate (and pass their own T1 gate) on Slurm, not this host.

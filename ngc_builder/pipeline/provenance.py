@@ -89,6 +89,12 @@ def sign(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
         publish_referrers(run.registry, spec.name, digest)  # for tools without cosign
         for each in platform_digests(spec, record):  # an index's entries are signed one by one
             sign_image(run.registry, spec.name, each, key)
+        for squash in record.push.squashfs:  # a node checks this signature before running it
+            artifact = run.registry.manifest_digest(spec.name, squash.tag)
+            if artifact is None:
+                raise RegistryError(f"{squash.tag}: the SquashFS is no longer in the registry")
+            sign_image(run.registry, spec.name, artifact, key)
+            publish_referrers(run.registry, spec.name, squash.image)
     except RegistryError as exc:
         record.push.status, record.push.error = "failed", f"sign: {exc}"
         raise StepError(spec.name, "sign", str(exc)) from None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ngc_builder.errors import StepError
 from ngc_builder.pipeline.provenance import attach_sbom, sign
 from ngc_builder.pipeline.run import Run
+from ngc_builder.pipeline.squashfs import attach_squashfs
 from ngc_builder.plan.dag import ImageSpec
 from ngc_builder.publish.promote import promote, stage
 from ngc_builder.records.record import ImageRecord
@@ -14,6 +15,7 @@ from ngc_builder.records.record import ImageRecord
 def promote_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> None:
     run.state.doing(spec.name, "promote")
     attach_sbom(run, spec, record, digest)  # no release tag without its SBOM beside it
+    attach_squashfs(run, spec, record, digest)
     # ...nor without its signature: a cluster that enforces them never sees the new tag
     # unsigned, and the content tag stays the last thing a promotion writes.
     sign(run, spec, record, digest)
@@ -36,6 +38,7 @@ def stage_tags(run: Run, spec: ImageSpec, record: ImageRecord, digest: str) -> N
     """--no-promote: the SBOM and the staged key tag beside the candidate, no release tag."""
     run.state.doing(spec.name, "stage")
     attach_sbom(run, spec, record, digest)
+    attach_squashfs(run, spec, record, digest)  # made where the image is: the job's host
     staged = run.inputs.keys[spec.name].staged_tag
     try:
         stage(run.engine, run.registry, spec, digest, staged, _pushable(record))

@@ -30,7 +30,7 @@ from nacl.exceptions import CryptoError
 from nacl.secret import SecretBox
 
 from ngc_builder.errors import InputError, Problem
-from ngc_builder.files import write_atomic, write_private
+from ngc_builder.files import INPUT_LIMIT, read_text, write_atomic, write_private
 from ngc_builder.publish.key_files import KEY_FILE as KEY_FILE
 from ngc_builder.publish.key_files import PUBLIC_FILE as PUBLIC_FILE
 from ngc_builder.publish.key_files import key_folder, read_key_file
@@ -73,6 +73,16 @@ def load_public(text: str, where: str) -> ec.EllipticCurvePublicKey:
     if not isinstance(key, ec.EllipticCurvePublicKey):
         raise InputError([Problem(where, 1, "key", "not an ECDSA public key")])
     return key
+
+
+def read_public_key(path: Path) -> ec.EllipticCurvePublicKey:
+    """The public key a command was given (`--key`): anyone's file to read, never a FIFO."""
+    try:
+        text = read_text(path, INPUT_LIMIT)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem(str(path), 1, "--key", getattr(exc, "strerror", None)
+                                  or "not a text file")]) from None
+    return load_public(text, str(path))
 
 
 def verifies(public: ec.EllipticCurvePublicKey, payload: bytes, signature: str) -> bool:

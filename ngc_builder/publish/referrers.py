@@ -4,8 +4,8 @@ no suffix) that lists what refers to the image, for registries without the refer
 read this tag when the API answers 404; cosign finds its own `.sig`/`.att` tags directly.
 
 Each entry is the descriptor of an artifact manifest with its `artifactType`: the SBOM,
-the signature artifact, the provenance attestation. Entries already there are kept (another
-tool's referrers too); the index is rewritten only when an entry is new.
+the signature artifact, the provenance attestation, the SquashFS. Entries already there are
+kept (another tool's referrers too); the index is rewritten only when an entry is new.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from ngc_builder.publish.attest import attestation_tag
 from ngc_builder.publish.sbom import SBOM_TYPE, sbom_tag
 from ngc_builder.publish.signing import signature_tag
+from ngc_builder.publish.squashfs_artifact import SQUASHFS_TYPE, squashfs_tag
 from ngc_builder.publish.tags import digest_tag
 from ngc_builder.services.registry import Manifest, Registry
 
@@ -31,8 +32,8 @@ def referrers_tag(image_digest: str) -> str:
 
 
 def publish_referrers(registry: Registry, name: str, image_digest: str) -> str:
-    """The fallback index of `name@image_digest` listing its SBOM, signature and attestation
-    (those that are there); returns its tag."""
+    """The fallback index of `name@image_digest` listing its SBOM, signature, attestation
+    and SquashFS (those that are there); returns its tag."""
     tag = referrers_tag(image_digest)
     entries = _entries(registry, name, tag)
     known = {entry.get("digest") for entry in entries}
@@ -66,7 +67,8 @@ def _entries(registry: Registry, name: str, tag: str) -> list[dict[str, Any]]:
 def _artifacts(registry: Registry, name: str, image_digest: str) -> list[dict[str, Any]]:
     kinds = ((sbom_tag(image_digest), SBOM_TYPE),
              (signature_tag(image_digest), SIGNATURE_ARTIFACT),
-             (attestation_tag(image_digest), ATTESTATION_ARTIFACT))
+             (attestation_tag(image_digest), ATTESTATION_ARTIFACT),
+             (squashfs_tag(image_digest), SQUASHFS_TYPE))
     found = []
     for tag, artifact_type in kinds:
         manifest = registry.get_manifest(name, tag)

@@ -8,7 +8,6 @@ artifacts by subject; its manifest still names the image as `subject` for those 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import uuid
 from collections.abc import Mapping
@@ -21,15 +20,19 @@ import requests
 
 from ngc_builder.lock.models import AptPackage, PipPackage, ReleaseLock, normalise
 from ngc_builder.plan.dag import ReleasePlan
-from ngc_builder.publish.tags import DIGEST_RE, digest_tag
+from ngc_builder.publish.artifact import (
+    EMPTY_BLOB,
+    Document,
+    Layer,
+    artifact_layer,
+    artifact_manifest,
+    mapping,
+)
+from ngc_builder.publish.tags import DIGEST_RE, content_digest, digest_tag
 from ngc_builder.services.engine import Engine, discard
-from ngc_builder.services.registry import Manifest, Registry, RegistryError
+from ngc_builder.services.registry import Registry, RegistryError
 
 SBOM_TYPE = "application/vnd.cyclonedx+json"
-OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-EMPTY_TYPE = "application/vnd.oci.empty.v1+json"
-EMPTY_BLOB = b"{}"
-Document = dict[str, Any]
 
 # Run by the image's own Python (3.9+, stdlib only): the raw licence fields of every
 # distribution, and the first `License:` line of each Debian copyright file. What they mean
@@ -224,32 +227,13 @@ def push_sbom(registry: Registry, repository_name: str, image_digest: str,
         raise RegistryError(f"{registry.address}/{repository_name}@{image_digest}: no such "
                             "image to attach an SBOM to")
     layer = sbom_bytes(document)
-    manifest = _artifact(image, layer)
+    manifest = artifact_manifest(image, SBOM_TYPE, Layer(SBOM_TYPE, content_digest(layer),
+                                                         len(layer), "sbom.cdx.json"))
     if registry.manifest_digest(repository_name, tag) == manifest.digest:
         return manifest.digest
     for blob in (EMPTY_BLOB, layer):
         registry.put_blob(repository_name, blob)
     return registry.put_manifest(repository_name, tag, manifest)
-
-
-def _digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def _artifact(image: Manifest, layer: bytes) -> Manifest:
-    media_type = image.media_type.partition(";")[0].strip()
-    if not media_type:
-        raise RegistryError(f"{image.digest}: the registry named no media type for the image")
-    body = {
-        "schemaVersion": 2, "mediaType": OCI_MANIFEST, "artifactType": SBOM_TYPE,
-        "config": {"mediaType": EMPTY_TYPE, "digest": _digest(EMPTY_BLOB), "size": 2,
-                   "data": "e30="},  # the empty descriptor of OCI 1.1, `{}` inline
-        "layers": [{"mediaType": SBOM_TYPE, "digest": _digest(layer), "size": len(layer),
-                    "annotations": {"org.opencontainers.image.title": "sbom.cdx.json"}}],
-        "subject": {"mediaType": media_type, "digest": image.digest, "size": len(image.body)},
-    }
-    raw = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-    return Manifest(raw, OCI_MANIFEST, _digest(raw))
 
 
 def check_sbom(registry: Registry, name: str, image_digest: str) -> str | None:
@@ -262,7 +246,7 @@ def check_sbom(registry: Registry, name: str, image_digest: str) -> str | None:
         found = registry.get_manifest(name, tag)
         if found is None:
             return f"no SBOM: tag {tag} missing from the registry"
-        return _problem(registry, name, image_digest, _mapping(json.loads(found.body)))
+        return _problem(registry, name, image_digest, mapping(json.loads(found.body)))
     except RegistryError as exc:
         return f"registry: {exc}"
     except (ValueError, TypeError, AttributeError) as exc:
@@ -271,26 +255,14 @@ def check_sbom(registry: Registry, name: str, image_digest: str) -> str | None:
 
 def _problem(registry: Registry, name: str, image_digest: str,
              manifest: Document) -> str | None:
-    if manifest.get("artifactType") != SBOM_TYPE:
-        return f"SBOM tag holds a {manifest.get('artifactType')} artifact, not {SBOM_TYPE}"
-    subject = _mapping(manifest.get("subject") or {}).get("digest")
-    if subject != image_digest:
-        return f"SBOM subject is {subject}, not the image {image_digest}"
-    documents = [layer for layer in map(_mapping, manifest.get("layers") or [])
-                 if layer.get("mediaType") == SBOM_TYPE]
-    if len(documents) != 1:
-        return f"SBOM artifact has {len(documents)} CycloneDX layers, not 1"
-    document = _mapping(json.loads(registry.get_blob(name, str(documents[0].get("digest")))))
-    component = _mapping(_mapping(document.get("metadata") or {}).get("component") or {})
+    found = artifact_layer(manifest, SBOM_TYPE, SBOM_TYPE, image_digest)
+    if isinstance(found, str):
+        return f"SBOM {found}"
+    document = mapping(json.loads(registry.get_blob(name, str(found.get("digest")))))
+    component = mapping(mapping(document.get("metadata") or {}).get("component") or {})
     if document.get("bomFormat") != "CycloneDX":
         return "SBOM document is not CycloneDX"
     named = unquote(str(component.get("purl") or "").partition("?")[0].rpartition("@")[2])
     if named != image_digest:
         return f"SBOM document describes {named or 'no image'}, not {image_digest}"
     return None
-
-
-def _mapping(value: object) -> Document:
-    if not isinstance(value, dict):
-        raise ValueError(f"expected a JSON object, found {type(value).__name__}")
-    return value

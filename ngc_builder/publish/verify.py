@@ -1,5 +1,6 @@
 """Verify: every planned tag exists in the registry and points at the recorded digest; an
-index holds each recorded platform's manifest, each with its SBOM and signature."""
+index holds each recorded platform's manifest, each with its SBOM and signature; each recorded
+SquashFS is beside its manifest, signed."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ngc_builder.publish.referrers import (
 )
 from ngc_builder.publish.sbom import SBOM_TYPE, check_sbom, sbom_tag
 from ngc_builder.publish.signing import signature_problem, signature_tag
+from ngc_builder.publish.squashfs_artifact import Found, find_squashfs
 from ngc_builder.records.record import ImageRecord, ReleaseRecord, load_record, record_path
 from ngc_builder.services.registry import RegistryError
 
@@ -70,6 +72,24 @@ def verify_tags(plan: ReleasePlan, record: ReleaseRecord, aliases: list[str],
             checks += _signature_checks(plan, spec.name, expected, public)
         if expected is not None and image is not None:
             checks += _platform_checks(plan, spec, image, public)
+            checks += _squashfs_checks(plan, spec.name, image, public)
+    return checks
+
+
+def _squashfs_checks(plan: ReleasePlan, name: str, image: ImageRecord,
+                     public: Verifier | None) -> list[TagCheck]:
+    """Each recorded SquashFS is beside its platform's manifest, about it, and signed."""
+    checks = []
+    for made in image.push.squashfs:
+        try:
+            found = find_squashfs(plan.registry, name, made.image)
+        except RegistryError as exc:
+            found = f"registry: {exc}"
+        problem = found if isinstance(found, str) else None
+        checks.append(TagCheck(name, made.tag, made.image, None if problem else made.image,
+                               problem))
+        if public is not None and isinstance(found, Found):
+            checks.append(_signature_check(plan, name, found.manifest_digest, public))
     return checks
 
 

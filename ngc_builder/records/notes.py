@@ -18,6 +18,7 @@ from ngc_builder.records.evidence import evidence_file
 from ngc_builder.records.matrix import matrix_lines, one_line
 from ngc_builder.records.patch_notes import security_lines
 from ngc_builder.records.record import ImageRecord, PlatformRecord, ReleaseRecord
+from ngc_builder.records.squashfs_notes import squashfs_lines
 from ngc_builder.services.registry import Registry, RegistryError
 
 GB = 1_000_000_000
@@ -72,6 +73,7 @@ def release_notes(loaded: LoadedRelease, record: ReleaseRecord, record_file: Pat
              "## Registry bytes", "", *_bytes_lines(record, registry), "",
              "## SBOMs", "", *_sbom_lines(record), "",
              "## Signatures", "", *_signature_lines(record), "",
+             *squashfs_lines(record),
              *security_lines(loaded),
              f"## Changes since {previous or 'the previous release'}", "",
              *_lock_lines(loaded, archive_dir, previous), "",

@@ -68,6 +68,16 @@ class ValidationRecord(BaseModel):
     scope: str = "full"
 
 
+class SquashfsRecord(BaseModel):
+    """The SquashFS of one platform's manifest, beside it in the registry (docs/squashfs.md)."""
+
+    platform: str
+    image: Digest  # the platform's manifest: the artifact's subject
+    tag: str  # sha256-<manifest hex>.sqfs
+    size: int  # bytes a node downloads
+    seconds: float | None = None  # to make and push it; None when an earlier run did
+
+
 class PushRecord(BaseModel):
     status: StepStatus = "pending"
     ref: str | None = None  # the candidate (staging) tag
@@ -84,6 +94,7 @@ class PushRecord(BaseModel):
     staged: str | None = None  # --no-promote: the tag naming the candidate by its key
     signature: str | None = None  # the tag of its cosign signature, once promoted and signed
     attestation: str | None = None  # the tag of its SLSA provenance attestation, beside it
+    squashfs: list[SquashfsRecord] = Field(default_factory=list)
 
 
 class PlatformRecord(BaseModel):

@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Protocol
 
 import requests
@@ -193,6 +194,9 @@ class HttpRegistry:
         data = registry_blobs.get_blob(self, name, digest)
         self.observed["blob", name, digest] = "blob"
         return data
+
+    def download_blob(self, name: str, digest: str, size: int, target: Path) -> None:
+        registry_blobs.download_blob(self, name, digest, size, target)
 
     def has_blob(self, name: str, digest: str) -> bool:
         """Whether the registry holds the blob, asked with read access only."""

@@ -1,5 +1,6 @@
 """Blobs through the registry's HTTP API v2: is one there, mount one from another repository,
-upload one whole (small: SBOMs, image configs) or as a stream (layers, gigabytes), read one.
+upload one whole (small: SBOMs, image configs) or as a stream (layers, gigabytes), read one
+whole, or download one into a file (a SquashFS: gigabytes).
 
 Uploads follow the distribution spec: POST an upload session, then PUT it whole with its
 digest, or PATCH the stream in (chunked transfer) and PUT the digest computed on the way.
@@ -10,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Iterable, Iterator
-from typing import Protocol
+from pathlib import Path
+from typing import BinaryIO, Protocol
 from urllib.parse import quote, urljoin, urlsplit
 
 from ngc_builder.services.reference import DIGEST_RE
@@ -104,6 +106,41 @@ def get_blob(registry: BlobApi, name: str, digest: str) -> bytes:
     if "sha256:" + hashlib.sha256(response.content).hexdigest() != digest:
         raise RegistryError(f"{url}: the blob received does not match its digest")
     return response.content
+
+
+def download_blob(registry: BlobApi, name: str, digest: str, size: int, target: Path) -> None:
+    """Stream the blob `digest` of `size` bytes (its descriptor's) into `target`, hashed on the
+    way: a body longer than `size`, shorter, or of another digest is RegistryError. `target`
+    then holds bytes nobody checked: the caller removes it on error and renames it on
+    success."""
+    if not DIGEST_RE.fullmatch(digest):
+        raise RegistryError(f"{registry.host}/{name}: {digest[:80]!r} is not a sha256 digest")
+    url = registry.url(name, "blobs", digest)
+    with target.open("wb") as handle:
+        sink = _FileSink(handle)
+        response = registry.call("GET", url, {}, scope=scope_for(registry.path(name), write=False),
+                                 bound=Bound("blob", size, sink))
+        raise_for(response, url)
+    if sink.size != size or "sha256:" + sink.sha.hexdigest() != digest:
+        raise RegistryError(f"{url}: received {sink.size} bytes of digest sha256:"
+                            f"{sink.sha.hexdigest()[:12]}..., not the {size} bytes of {digest}")
+
+
+class _FileSink:
+    """A blob written to a file as it arrives, hashed and counted."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle, self.sha, self.size = handle, hashlib.sha256(), 0
+
+    def restart(self) -> None:
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.sha, self.size = hashlib.sha256(), 0
+
+    def write(self, chunk: bytes) -> None:
+        self.handle.write(chunk)
+        self.sha.update(chunk)
+        self.size += len(chunk)
 
 
 class _Counted:

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -32,12 +32,23 @@ SAME_METHOD_REDIRECTS = (307, 308)  # the only ones that repeat a PUT or POST as
 Body = bytes | Iterable[bytes] | None
 
 
+class Sink(Protocol):
+    """Where a body too large for memory goes as it arrives (a layer, a SquashFS)."""
+
+    def restart(self) -> None:
+        """Forget what was written: the call is being answered again (a retry)."""
+
+    def write(self, chunk: bytes) -> object: ...
+
+
 @dataclass(frozen=True)
 class Bound:
-    """The most bytes an answer of this kind may have (and what to call it in an error)."""
+    """The most bytes an answer of this kind may have (and what to call it in an error);
+    with a `sink`, the body goes there chunk by chunk instead of into memory."""
 
     what: str
     size: int
+    sink: Sink | None = None
 
     def __str__(self) -> str:
         mib, rest = divmod(self.size, 1024 * 1024)
@@ -166,12 +177,18 @@ def bounded_body(response: requests.Response, bound: Bound, url: str) -> bytes:
     if announced is not None and announced > bound.size:
         raise RegistryError(f"{url}: a {bound.what} of {announced} bytes (Content-Length) is "
                             f"over the limit of {bound}: not read")
-    received = bytearray()
+    received, count = bytearray(), 0
+    if bound.sink is not None:
+        bound.sink.restart()
     for chunk in response.raw.stream(CHUNK, decode_content=True):
-        received += chunk
-        if len(received) > bound.size:
+        count += len(chunk)
+        if count > bound.size:
             raise RegistryError(f"{url}: a {bound.what} of more than {bound} (the limit): "
                                 "not read further")
+        if bound.sink is None:
+            received += chunk
+        else:
+            bound.sink.write(chunk)
     return bytes(received)
 
 

@@ -69,6 +69,7 @@ class RemoteImage:
     digest: str  # the platform manifest's: what `docker pull REF@digest` gets on this host
     platform: str
     labels: dict[str, str]
+    workdir: str = ""  # its WORKDIR, which runtimes other than Docker must be told
 
 
 def read_image(registry: ImageReader, ref: ImageRef, wanted: str | None = None) -> RemoteImage:
@@ -87,9 +88,11 @@ def read_image(registry: ImageReader, ref: ImageRef, wanted: str | None = None) 
     built_for = _config_platform(blob)
     if built_for is not None and built_for != wanted:  # one platform, not this host's
         raise ImageNotFound(f"{ref}: a {built_for} image only; this host is {wanted}")
-    labels = (blob.get("config") or {}).get("Labels") or {}
+    settings = blob.get("config") or {}
+    labels = settings.get("Labels") or {}
     return RemoteImage(str(ref), f"{ref.host}/{ref.path}", manifest.digest, wanted,
-                       {str(key): str(value) for key, value in labels.items()})
+                       {str(key): str(value) for key, value in labels.items()},
+                       str(settings.get("WorkingDir") or ""))
 
 
 def _config_platform(config: dict[str, Any]) -> str | None:

@@ -21,6 +21,7 @@ from ngc_builder.publish.cosign_keys import PUBLIC_FILE
 from ngc_builder.publish.oci_index import platforms_of
 from ngc_builder.publish.sbom import sbom_tag
 from ngc_builder.publish.signing import signature_tag
+from ngc_builder.publish.squashfs_artifact import Found, find_squashfs, squashfs_tag
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import HttpRegistry, parse_registry
 from tests.conftest import DATA
@@ -162,6 +163,27 @@ def test_cosign_verifies_the_index_and_each_platform_each_with_its_own_sbom(
     # Each platform's SBOM is made from its own lock: arm64 .debs in arm64's, none in amd64's.
     assert _sbom_arches(registry, arm64) == {"arm64", "all"}
     assert _sbom_arches(registry, record["push"]["host_digest"]) == {"amd64", "all"}
+
+
+def test_each_platform_has_its_own_squashfs_made_from_its_own_image(
+        released: ReleaseRun, tmp_path: Path) -> None:
+    """purepy's row asks for a SquashFS: one per platform, each about its own manifest, the
+    arm64 one holding arm64 machine code (made from the arm64 image on this amd64 host)."""
+    registry = parse_registry(released.registry)
+    record = released.record["images"][LEAF]
+    made = {entry["platform"]: entry for entry in record["push"]["squashfs"]}
+    wanted = {"linux/amd64": (record["push"]["host_digest"], 62),  # ELF e_machine: x86-64
+              ARM: (record["platforms"][ARM]["digest"], 183)}  # AArch64
+    assert set(made) == set(wanted)
+    for platform, (digest, machine) in wanted.items():
+        assert (made[platform]["image"], made[platform]["tag"]) == (digest, squashfs_tag(digest))
+        found = find_squashfs(registry, LEAF, digest)
+        assert isinstance(found, Found), found
+        file = tmp_path / f"{platform.replace('/', '-')}.sqfs"
+        registry.download_blob(LEAF, found.layer_digest, found.size, file)
+        ls = subprocess.run(["unsquashfs", "-cat", str(file), "usr/bin/ls"],
+                            capture_output=True, check=True).stdout
+        assert ls[:4] == b"\x7fELF" and int.from_bytes(ls[18:20], "little") == machine
 
 
 def _docker(*command: str) -> str:

@@ -16,6 +16,7 @@ from ngc_builder.publish.attest import attestation_tag
 from ngc_builder.publish.referrers import referrers_tag
 from ngc_builder.publish.sbom import check_sbom, sbom_tag
 from ngc_builder.publish.signing import signature_tag
+from ngc_builder.publish.squashfs_artifact import squashfs_tag
 from ngc_builder.services.registry import parse_registry
 from tests.integration.conftest import ReleaseRun, cli, held_locally
 
@@ -56,9 +57,14 @@ def test_registry_api_holds_exactly_the_passed_images(ci_release: ReleaseRun) ->
         # ...and the cosign signatures of both (tests/integration/test_signing.py checks them)
         sbom = parse_registry(ci_release.registry).manifest_digest(name, sbom_tag(digest))
         assert sbom is not None
+        # ...and jax's SquashFS, signed too (its row asks for one: test_squashfs.py)
+        registry = parse_registry(ci_release.registry)
+        squashfs = [squashfs_tag(digest), signature_tag(
+            registry.manifest_digest(name, squashfs_tag(digest)) or "")] if name == "jax" else []
         assert sorted(tags) == sorted([TAG, f"{TAG}-rc1", key_tag, sbom_tag(digest),
                                        signature_tag(digest), signature_tag(sbom),
-                                       attestation_tag(digest), referrers_tag(digest)])
+                                       attestation_tag(digest), referrers_tag(digest),
+                                       *squashfs])
         assert image["push"]["sbom"] == sbom_tag(digest)
         assert check_sbom(parse_registry(ci_release.registry), name, digest) is None
         for tag in (TAG, f"{TAG}-rc1", key_tag):  # one manifest, three names

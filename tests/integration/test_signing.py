@@ -36,6 +36,7 @@ from ngc_builder.publish.referrers import (
 )
 from ngc_builder.publish.sbom import SBOM_TYPE, sbom_tag
 from ngc_builder.publish.signing import sign_image, signature_problem, signature_tag
+from ngc_builder.publish.squashfs_artifact import SQUASHFS_TYPE, squashfs_tag
 from ngc_builder.services.environment import state_dir
 from ngc_builder.services.registry import HttpRegistry, Manifest, parse_registry
 from tests.integration.conftest import ReleaseRun, cli
@@ -87,16 +88,20 @@ def test_cosign_verifies_every_image_the_release_promoted(ci_release: ReleaseRun
         assert index.status_code == 200 and index.headers["Content-Type"] == OCI_INDEX
         listed = {entry["artifactType"]: entry["digest"] for entry in index.json()["manifests"]}
         registry = parse_registry(ci_release.registry)
-        assert listed == {
+        expected = {
             SBOM_TYPE: registry.manifest_digest(name, sbom_tag(digest)),
             SIGNATURE_ARTIFACT: registry.manifest_digest(name, signature_tag(digest)),
             ATTESTATION_ARTIFACT: registry.manifest_digest(name, attestation_tag(digest))}
+        if name == "jax":  # its row asks for a SquashFS (test_squashfs.py)
+            expected[SQUASHFS_TYPE] = registry.manifest_digest(name, squashfs_tag(digest))
+        assert listed == expected
     verified = cli("verify", str(ci_release.manifest), "--registry", ci_release.registry,
                    "--build-dir", str(ci_release.build_dir), "--json")
     signatures = [check for check in json.loads(verified.stdout)
                   if check["tag"].endswith(".sig")]
-    # each image's and each SBOM's, and each image's provenance
-    assert len(signatures) == 2 * len(PUSHED) and all(c["problem"] is None for c in signatures)
+    # each image's and each SBOM's, jax's SquashFS's, and each image's provenance
+    assert len(signatures) == 2 * len(PUSHED) + 1
+    assert all(c["problem"] is None for c in signatures)
     attested = [check for check in json.loads(verified.stdout) if check["tag"].endswith(".att")]
     assert len(attested) == len(PUSHED) and all(c["problem"] is None for c in attested)
 

@@ -79,6 +79,7 @@ class FakeEngine:
     hold_push: dict[str, str] = field(default_factory=dict)
     built_events: dict[str, threading.Event] = field(default_factory=dict)
     networks: dict[str, str] = field(default_factory=lambda: {"bridge": "172.17.0.1"})
+    exports: dict[str, bytes] = field(default_factory=dict)  # image id -> its `docker export`
 
     def built_event(self, name: str) -> threading.Event:
         return self.built_events.setdefault(name, threading.Event())
@@ -232,7 +233,8 @@ class FakeApi:
         image_id = self._resolve(image)
         found = self.engine.images[image_id]
         layers = [sha_of(f"layer {found['name']}")] + [sha_of("rm")] * bool(found.get("derived"))
-        return {"Id": image_id, "Size": 1_000_000, "Config": {"Labels": dict(found["labels"])},
+        return {"Id": image_id, "Size": 1_000_000,
+                "Config": {"Labels": dict(found["labels"]), "Env": list(found.get("env", []))},
                 "Architecture": "amd64", "Os": "linux", "Parent": "",
                 "RootFS": {"Type": "layers", "Layers": layers},
                 "RepoDigests": list(found.get("repo_digests", [])),
@@ -346,9 +348,14 @@ class FakeContainer:
         self.report = report
         self.hangs = hangs
         self.removed = False
+        self.exported = b""  # what `docker export` streams: a tar of its root filesystem
 
     def start(self) -> None:
         pass
+
+    def export(self, chunk_size: int) -> Iterator[bytes]:
+        for start in range(0, len(self.exported), chunk_size):
+            yield self.exported[start:start + chunk_size]
 
     def wait(self, timeout: int | None = None) -> dict[str, int]:
         if self.hangs:  # what docker-py raises when the runner outlives `timeout`
@@ -380,6 +387,10 @@ class FakeContainers:
                tmpfs: dict[str, str] | None = None,
                network_mode: str | None = None) -> FakeContainer:
         name = self.engine.images[image]["name"]
+        if image in self.engine.exports:  # made to be exported, never started
+            exported = FakeContainer(None)
+            exported.exported = self.engine.exports[image]
+            return exported
         if command == ENTRY_PROBE:  # a well-behaved entrypoint: banner, arguments, status
             return FakeContainer(None, output=ENTRY_STDOUT, status=ENTRY_STATUS,
                                  errors="== Fake ==\n")
@@ -509,3 +520,23 @@ def published(names: list[str]) -> ReleaseRecord:
     return record
 
 
+@dataclass
+class StoringRegistry(TableRegistry):
+    """A table registry that keeps what is put into it, by tag and by digest, and hands a
+    blob out as a download (the SquashFS start's `download_blob`)."""
+
+    puts: list[tuple[str, str]] = field(default_factory=list)
+    downloads: int = 0
+
+    def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str:
+        self.puts.append((name, tag))
+        for reference in (tag, manifest.digest):
+            self.manifests[f"{name}@{reference}"] = manifest
+        return super().put_manifest(name, tag, manifest)
+
+    def download_blob(self, name: str, digest: str, size: int, target: Path) -> None:
+        self.downloads += 1
+        data = self.get_blob(name, digest)
+        if len(data) != size:
+            raise RegistryError(f"{name}@{digest}: {len(data)} bytes, not {size}")
+        target.write_bytes(data)

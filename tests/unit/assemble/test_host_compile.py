@@ -11,29 +11,11 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from ngc_builder.assemble.host_compile import _append_pycs, _Chunks, _rerooted, _write_sources
+from tests.unit.tar_archives import archive
 
 pytestmark = pytest.mark.unit
 
 SITE = PurePosixPath("/opt/venv/lib/python3.13/site-packages")
-
-
-def archive(*entries: tuple[str, bytes | None, str]) -> io.BytesIO:
-    """(name, content or None for a folder, link target or "")."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name, content, link in entries:
-            info = tarfile.TarInfo(name)
-            if link:
-                info.type, info.linkname = tarfile.SYMTYPE, link
-                tar.addfile(info)
-            elif content is None:
-                info.type = tarfile.DIRTYPE
-                tar.addfile(info)
-            else:
-                info.size, info.uid, info.mtime = len(content), 1000, 123456789
-                tar.addfile(info, io.BytesIO(content))
-    buffer.seek(0)
-    return buffer
 
 
 def names(path: Path) -> dict[str, tarfile.TarInfo]:

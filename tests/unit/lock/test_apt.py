@@ -238,6 +238,9 @@ class FakeContainer:
     def logs(self, *, stdout: bool, stderr: bool) -> bytes:
         return self.output.encode()
 
+    def export(self, chunk_size: int) -> list[bytes]:
+        return []
+
     def remove(self, *, force: bool) -> Any:
         self.events.append("remove")
 

@@ -15,13 +15,20 @@ import pytest
 from ngc_builder.lock.models import AptPackage, ImageLock, PipPackage, ReleaseLock
 from ngc_builder.manifest.load import load_release
 from ngc_builder.plan.dag import ReleasePlan, plan_release
-from ngc_builder.publish import sbom
+from ngc_builder.publish import artifact, sbom
 from ngc_builder.publish.sbom import Licence
 from ngc_builder.services.engine import Engine
 from ngc_builder.services.registry import Manifest, RegistryError
 from tests.conftest import WriteRelease
 from tests.unit.conftest import GOOD_RELEASE
-from tests.unit.fake_engine import DIGEST, OTHER, FakeApi, FakeContainer, FakeEngine, TableRegistry
+from tests.unit.fake_engine import (
+    DIGEST,
+    OTHER,
+    FakeApi,
+    FakeContainer,
+    FakeEngine,
+    StoringRegistry,
+)
 from tests.unit.locks import deb, wheel
 
 pytestmark = pytest.mark.unit
@@ -232,19 +239,6 @@ def test_the_licence_script_runs_on_a_real_python() -> None:
 # --- the artifact in the registry -------------------------------------------------------
 
 
-@dataclass
-class StoringRegistry(TableRegistry):
-    """A table registry that keeps what is put into it, by tag and by digest."""
-
-    puts: list[tuple[str, str]] = field(default_factory=list)
-
-    def put_manifest(self, name: str, tag: str, manifest: Manifest) -> str:
-        self.puts.append((name, tag))
-        for reference in (tag, manifest.digest):
-            self.manifests[f"{name}@{reference}"] = manifest
-        return super().put_manifest(name, tag, manifest)
-
-
 def registry_with_image() -> StoringRegistry:
     registry = StoringRegistry()
     registry.manifests[f"jax@{IMAGE}"] = Manifest(IMAGE_BODY, DOCKER_MANIFEST, IMAGE)
@@ -259,7 +253,7 @@ def test_push_puts_the_blobs_and_a_manifest_with_subject_and_artifact_type(
     tag = "sha256-" + IMAGE.removeprefix("sha256:") + ".sbom"
     assert registry.puts == [("jax", tag)] and registry.tags[("jax", tag)] == digest
     pushed = registry.manifests[f"jax@{tag}"]
-    assert pushed.media_type == sbom.OCI_MANIFEST
+    assert pushed.media_type == artifact.OCI_MANIFEST
     assert pushed.digest == digest == "sha256:" + hashlib.sha256(pushed.body).hexdigest()
     manifest = json.loads(pushed.body)
     assert manifest["artifactType"] == "application/vnd.cyclonedx+json"
@@ -301,7 +295,7 @@ def tampered(plan: ReleasePlan, change: str) -> StoringRegistry:
         registry.manifests[f"jax@{tag}"] = Manifest(b"<html>", "text/html", DIGEST)
         return registry
     body = json.dumps(manifest).encode()
-    registry.manifests[f"jax@{tag}"] = Manifest(body, sbom.OCI_MANIFEST, DIGEST)
+    registry.manifests[f"jax@{tag}"] = Manifest(body, artifact.OCI_MANIFEST, DIGEST)
     return registry
 
 
