@@ -21,7 +21,12 @@ from ngc_builder.errors import EngineError, EngineSetupError, message_line
 from ngc_builder.publish.cosign_keys import read_public_key
 from ngc_builder.publish.signing import signature_problem
 from ngc_builder.services.engine import DockerEngine
-from ngc_builder.services.registry import RegistryAuthError, RegistryError, parse_registry
+from ngc_builder.services.registry import (
+    HttpRegistry,
+    RegistryAuthError,
+    RegistryError,
+    parse_registry,
+)
 from ngc_builder.services.remote_image import (
     BadReference,
     ImageNotFound,
@@ -53,8 +58,8 @@ def check_host_command(options: CheckHostOptions, registry_for: RegistryFor | No
     at DOCKER_HOST and /dev/shm)."""
     public = read_public_key(options.key) if options.key else None
     try:
-        image = remote_image(options.ref, registry_for or _registry)
-        unsigned = _unsigned(options.ref, registry_for or _registry, image, public)
+        image = remote_image(options.ref, registry_for or registry_at)
+        unsigned = _unsigned(options.ref, registry_for or registry_at, image, public)
     except (BadReference, ImageNotFound, RegistryError) as exc:
         return _bad_input(options, str(exc))
     if unsigned is not None:  # refused before anything else is asked of it
@@ -86,7 +91,7 @@ def remote_image(text: str, registry_for: RegistryFor) -> RemoteImage:
         raise ImageNotFound(f"{ref}: unreadable manifest or config ({exc})") from None
 
 
-def _registry(ref: ImageRef) -> ImageReader:
+def registry_at(ref: ImageRef) -> HttpRegistry:
     # The repository path is the whole name inside the registry: no namespace split off.
     return parse_registry(ref.host)
 
@@ -118,11 +123,17 @@ def document(image: RemoteImage, findings: list[Finding]) -> dict[str, object]:
             "runs": runs(findings), "findings": [finding.to_dict() for finding in findings]}
 
 
-def _bad_input(options: CheckHostOptions, message: str, code: int = EXIT_INPUT) -> int:
-    """`error: REF: why`, one line (a newline in REF would forge a second), no credential."""
-    shown = options.ref if len(options.ref) <= 120 else options.ref[:120] + "..."
-    line = message_line(message if message.startswith(options.ref) else f"{shown}: {message}")
+def refused_line(ref: str, message: str) -> str:
+    """`error: REF: why`, printed as one line (a newline in REF would forge a second), no
+    credential; returns the line after `error: `."""
+    shown = ref if len(ref) <= 120 else ref[:120] + "..."
+    line = message_line(message if message.startswith(ref) else f"{shown}: {message}")
     print(f"error: {line}", file=sys.stderr)
+    return line
+
+
+def _bad_input(options: CheckHostOptions, message: str, code: int = EXIT_INPUT) -> int:
+    line = refused_line(options.ref, message)
     if options.as_json:
         print(json.dumps({"ok": False, "exit": code, "problems": [{"message": line}]},
                          indent=2))

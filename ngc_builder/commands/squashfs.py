@@ -16,7 +16,6 @@ import pwd
 import shutil
 import stat
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +23,14 @@ from typing import Protocol
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from ngc_builder.commands.check_host import remote_image
+from ngc_builder.commands.check_host import refused_line, registry_at, remote_image
 from ngc_builder.commands.guard import EXIT_FAILED, EXIT_INPUT, EXIT_OK
-from ngc_builder.errors import InputError, Problem, message_line
+from ngc_builder.errors import InputError, Problem
 from ngc_builder.publish.cosign_keys import read_public_key
 from ngc_builder.publish.signing import SignatureReader, signature_problem
 from ngc_builder.publish.squashfs_artifact import Found, find_squashfs
 from ngc_builder.services.environment import xdg_home
-from ngc_builder.services.registry import HttpRegistry, RegistryError, parse_registry
+from ngc_builder.services.registry import RegistryError
 from ngc_builder.services.remote_image import (
     BadReference,
     ImageNotFound,
@@ -68,16 +67,17 @@ def squashfs_command(options: SquashfsOptions, registry_for: RegistryFor | None 
                      runner: Runner | None = None) -> int:
     public = read_public_key(options.key)
     cache = cache_folder(options.cache_dir)
-    registry_of = registry_for or _registry
     try:
-        image = remote_image(options.ref, registry_of)
         ref = parse_ref(options.ref)
-        registry = registry_of(ref)
+        registry = (registry_for or registry_at)(ref)  # one client: one token exchange
+        image = remote_image(options.ref, lambda _: registry)
         path = cached(registry, ref.path, _verified(registry, ref, image, public), cache)
     except (BadReference, ImageNotFound) as exc:
-        return _refused(options.ref, str(exc), EXIT_INPUT)
+        refused_line(options.ref, str(exc))
+        return EXIT_INPUT
     except (Refused, RegistryError) as exc:
-        return _refused(options.ref, str(exc), EXIT_FAILED)
+        refused_line(options.ref, str(exc))
+        return EXIT_FAILED
     if not options.command:
         print(path)
         return EXIT_OK
@@ -165,13 +165,3 @@ def _run(argv: list[str], environment: dict[str, str]) -> int:
     except FileNotFoundError:
         raise InputError([Problem("ch-run", 1, "(program)", "not installed (Debian: "
                                   "charliecloud-runtime)")]) from None
-
-
-def _registry(ref: ImageRef) -> HttpRegistry:
-    return parse_registry(ref.host)
-
-
-def _refused(ref: str, message: str, code: int) -> int:
-    shown = ref if len(ref) <= 120 else ref[:120] + "..."
-    print(f"error: {message_line(f'{shown}: {message}')}", file=sys.stderr)
-    return code
